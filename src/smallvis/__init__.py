@@ -1,0 +1,40 @@
+"""smallvis: neighbour-embedding visualisation (t-SNE and relatives), compatible with the R package.
+
+Importing is cheap: the heavy modules load on first use.
+"""
+
+from ._version import __version__
+
+__all__ = [
+    "smallvis",
+    "SmallVis",
+    "SmallVisResult",
+    "calibrate_perplexity",
+    "fuzzy_set_union",
+    "list_methods",
+    "__version__",
+]
+
+_LAZY = {
+    "smallvis": ("api", "smallvis"),
+    "SmallVis": ("estimator", "SmallVis"),
+    "SmallVisResult": ("result", "SmallVisResult"),
+    "calibrate_perplexity": ("affinity", "calibrate_perplexity"),
+    "fuzzy_set_union": ("affinity", "fuzzy_set_union"),
+    "list_methods": ("methods", "list_methods"),
+}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(f".{module}", __name__), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'smallvis' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,23 @@
+"""Randomness is an explicit argument: one conversion at the top of a run, generators passed down."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def as_generator(random_state) -> np.random.Generator:
+    """Turn ``None``, an int seed, a ``SeedSequence`` or a ``Generator`` into a ``Generator``."""
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
+    if random_state is None or isinstance(random_state, (int, np.integer, np.random.SeedSequence)):
+        return np.random.default_rng(random_state)
+    raise TypeError(
+        f"random_state must be None, an int or a numpy Generator; got {type(random_state).__name__}"
+    )
+
+
+def spawn(rng: np.random.Generator, n: int) -> list[np.random.Generator]:
+    """``n`` independent child generators (for repeats and parallel work)."""
+    return [np.random.default_rng(s) for s in rng.bit_generator.seed_seq.spawn(n)]

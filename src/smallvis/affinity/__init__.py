@@ -1,0 +1,186 @@
+"""Input affinities: calibrate, then row-normalise, symmetrise and normalise (spec smallvis-R.md §3).
+
+The input kernels live in one registry (``INPUT_KERNELS``); a method names one in its affinity recipe.
+Each kernel returns un-normalised affinities ``V`` (n, n, zero diagonal) plus whatever diagnostics it
+has (``beta``, ``dint``); :func:`input_affinities` then applies the method's scaling and collects extras.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._logging import logger
+from .._names import match_name
+from ..input.data import InputData
+from .perplexity import Calibration, calibrate_rows, check_perplexity
+from .scale import (SYMMETRIZE, TRUE_SYMMETRIZE, effective_perplexity, fuzzy_set_union,
+                    scale_affinities, symmetrize)
+
+__all__ = [
+    "Affinities",
+    "AffinityRecipe",
+    "INPUT_KERNELS",
+    "calibrate_perplexity",
+    "effective_perplexity",
+    "fuzzy_set_union",
+    "input_affinities",
+    "scale_affinities",
+    "symmetrize",
+    "SYMMETRIZE",
+    "TRUE_SYMMETRIZE",
+]
+
+
+@dataclass(frozen=True)
+class AffinityRecipe:
+    """How a method turns input data into P: an input kernel, then the §3.8 scaling steps."""
+
+    kernel: str = "gaussian"
+    symmetrize: str = "symmetric"
+    row_normalize: object = True
+    normalize: bool = True
+
+
+@dataclass
+class Affinities:
+    """Final P plus the diagnostics recorded during calibration (None where a kernel has none)."""
+
+    P: np.ndarray
+    V: np.ndarray | None = None
+    beta: np.ndarray | None = None
+    dint: np.ndarray | None = None
+    perplexity: object = None
+    n_failed: int = 0
+    extras: dict = field(default_factory=dict)
+
+
+# --- input kernels: (data, perplexity) -> Calibration-like --------------------------------------
+
+
+def _gaussian(data: InputData, perplexity, *, squared: bool, tol: float = 1e-5,
+              max_tries: int = 50) -> Calibration:
+    U = check_perplexity(perplexity, data.n)
+    D = data.squared_distances() if squared else data.distances()
+    cal = calibrate_rows(D, U, tol=tol, max_tries=max_tries)
+    if cal.n_failed:
+        import warnings
+
+        warnings.warn(
+            f"{cal.n_failed} perplexity calibrations failed: those points get uniform weights on "
+            f"their nearest neighbours",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    return cal
+
+
+def _kernel_gaussian(data, perplexity):
+    # Quirk of the original (kept): a precomputed distance matrix is calibrated without squaring.
+    return _gaussian(data, perplexity, squared=not data.precomputed)
+
+
+def _kernel_gauss(data, perplexity):
+    return _gaussian(data, perplexity, squared=True)
+
+
+def _kernel_exp(data, perplexity):
+    return _gaussian(data, perplexity, squared=False)
+
+
+def _check_k(k, n: int, what: str = "k") -> int:
+    if np.ndim(k) != 0:
+        raise ValueError(f"the knn kernel needs a single number of neighbours {what}; got a vector")
+    if k != int(k) or k < 1:
+        raise ValueError(f"{what} (number of neighbours) must be a whole number >= 1; got {k}")
+    if k > n - 1:
+        raise ValueError(f"{what} = {int(k)} neighbours is too many for {n} points (at most {n - 1})")
+    return int(k)
+
+
+def _kernel_knn(data, perplexity):
+    k = _check_k(perplexity, data.n, "perplexity")
+    idx = data.knn(k)
+    V = np.zeros((data.n, data.n))
+    np.put_along_axis(V, idx, 1.0, axis=1)
+    return Calibration(V=V, beta=None, dint=None, failed=np.zeros(data.n, dtype=bool))
+
+
+def _kernel_sigma(data, perplexity):
+    sigma = float(perplexity)
+    if not sigma > 0 or not math.isfinite(sigma):
+        raise ValueError(f"the sigma kernel needs a positive bandwidth (perplexity); got {perplexity}")
+    V = np.exp(-data.squared_distances() / sigma**2)
+    np.fill_diagonal(V, 0.0)
+    beta = np.full(data.n, 1.0 / sigma**2)
+    return Calibration(V=V, beta=beta, dint=None, failed=np.zeros(data.n, dtype=bool))
+
+
+INPUT_KERNELS = {
+    "gaussian": _kernel_gaussian,
+    "gauss": _kernel_gauss,
+    "exp": _kernel_exp,
+    "knn": _kernel_knn,
+    "sigma": _kernel_sigma,
+}
+
+
+def calibrate_perplexity(X, perplexity, *, kernel: str = "gaussian", metric: str = "euclidean",
+                         tol: float = 1e-5, max_tries: int = 50) -> Calibration:
+    """Calibrate Gaussian affinities to a perplexity, as the original does.
+
+    Parameters
+    ----------
+    X : array (n, p), or (n, n) distances with ``metric="precomputed"``
+    perplexity : float or array (n,)
+    kernel : {"gaussian", "exp"}
+        ``exp`` calibrates ``exp(-beta r)`` on unsquared distances (the CRAN ``tsne`` kernel).
+    metric : {"euclidean", "precomputed"}
+
+    Returns
+    -------
+    Calibration
+        ``.V`` (n, n) un-normalised affinities with zero diagonal, ``.P`` row-normalised,
+        ``.beta``, ``.dint``, ``.n_failed``.
+    """
+    from ..input.preprocess import as_numeric_matrix
+
+    kernel = match_name(kernel, ("gaussian", "exp"), "input kernel")
+    metric = match_name(metric, ("euclidean", "precomputed"), "metric")
+    X = as_numeric_matrix(X)
+    precomputed = metric == "precomputed"
+    if precomputed:
+        from ..input.validate import check_distance_matrix
+
+        check_distance_matrix(X)
+    data = InputData(X, precomputed=precomputed)
+    squared = kernel == "gaussian"
+    return _gaussian(data, perplexity, squared=squared, tol=tol, max_tries=max_tries)
+
+
+def input_affinities(data: InputData, perplexity, recipe: AffinityRecipe,
+                     extras: frozenset = frozenset()) -> Affinities:
+    """Compute P for ``recipe`` and record the requested ``extras`` (V, beta, dint, adeg*, pdeg)."""
+    kernel = match_name(recipe.kernel, INPUT_KERNELS, "input kernel")
+    if isinstance(perplexity, str) or isinstance(perplexity, tuple):
+        raise ValueError(
+            f"perplexity {perplexity!r} is not available yet: give a number or one value per point"
+        )
+    cal = INPUT_KERNELS[kernel](data, perplexity)
+    V = cal.V
+    P = scale_affinities(V, symmetrize_how=recipe.symmetrize, row_normalize=recipe.row_normalize,
+                         normalize=recipe.normalize)
+    logger.info("Effective perplexity of P approx = %.4g", effective_perplexity(P))
+    aff = Affinities(P=P, V=V, beta=cal.beta, dint=cal.dint, perplexity=perplexity,
+                     n_failed=cal.n_failed)
+    if "adegin" in extras:
+        aff.extras["adegin"] = V.sum(axis=0)
+    if "adegout" in extras:
+        aff.extras["adegout"] = V.sum(axis=1)
+    if "adegc" in extras:
+        aff.extras["adegc"] = 0.5 * (V.sum(axis=0) + V.sum(axis=1))
+    if "pdeg" in extras:
+        aff.extras["pdeg"] = P.sum(axis=0)
+    return aff

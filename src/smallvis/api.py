@@ -1,0 +1,288 @@
+"""``smallvis()``: the R-compatible functional entry point. Validate -> build -> run -> result.
+
+Parameter names and defaults follow the original (spec smallvis-R.md §1.1) except that a library does
+not plot or print unasked: ``epoch_callback=None`` and ``verbose=False``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import warnings
+
+import numpy as np
+
+from . import driver
+from ._logging import logger, verbose_logging
+from ._random import as_generator
+from .engines import resolve_engine
+from .init import INITS, check_init_matrix, pca_init, rescale, resolve_init, spectral_init
+from .input.data import InputData
+from .input.preprocess import as_numeric_matrix, pca_scores, pca_whiten, resolve_scale, scale_input
+from .input.validate import check_distance_matrix
+from .methods import EPS, build_method, split_spec
+from .optim import Objective, build_optimizer, split_opt
+from .result import SmallVisResult
+
+EXTRA_NAMES = ("X", "P", "Q", "DX", "DY", "V", "beta", "dint", "adegin", "adegout", "adegc",
+               "pdeg", "alpha", "geo")
+
+
+def smallvis(X, k=2, scale="absmax", Y_init="rand", Y_init_sdev=None, perplexity=30,
+             max_iter=1000, pca=False, initial_dims=50, method="tsne", epoch_callback=None,
+             epoch=None, min_cost=0.0, tol=1e-7, g2tol=None, momentum=0.5, final_momentum=0.8,
+             mom_switch_iter=None, eta=500.0, min_gain=0.01, opt="dbd", exaggeration_factor=1.0,
+             stop_lying_iter=None, late_exaggeration_factor=1.0, start_late_lying_iter=None,
+             iter0_cost=False, ee_mon_epoch=None, ee_mon_wait=15, ee_mon_buffer=2, tol_wait=15,
+             ret_extra=False, n_threads=0, use_cpp=False, bh=False, theta=1.0, eps=EPS,
+             inp_kernel=None, nn=None, verbose=False, metric="euclidean", engine="auto",
+             random_state=None, progress=False):
+    """Embed ``X`` in ``k`` dimensions with a neighbour-embedding method.
+
+    Parameters mirror the R package smallvis (see ``docs/`` and spec smallvis-R.md §1.1). The most used:
+
+    X : array (n, p), DataFrame (numeric columns kept), or (n, n) distances with ``metric="precomputed"``
+    method : str or (str, dict)
+        A registered method (``list_methods()``), e.g. ``"tsne"`` or ``("tsne", {"inp_kernel": "knn"})``.
+    perplexity : float or array (n,)
+    Y_init : {"rand", "pca", "spca", "laplacian", "normlaplacian"} or array (n, k)
+    opt : str or (str, dict)
+        Optimiser; ``"dbd"`` (delta-bar-delta) by default. ``eta="optsne"`` uses ``n / exaggeration``.
+    exaggeration_factor, stop_lying_iter, late_exaggeration_factor, start_late_lying_iter
+        Early/late exaggeration schedule (a factor on P in the gradient; P is never modified).
+    epoch_callback : callable(Y, iter, cost), optional
+        Called at iteration 0 and at every epoch.
+    ret_extra : bool or list of str
+        False: return the (n, k) array. True: a :class:`SmallVisResult`. A list also returns the named
+        extras (``"P", "Q", "DX", "DY", "V", "beta", "dint", "X", ...``).
+    random_state : int or numpy Generator, optional
+        Controls every random choice.
+    progress : bool or callable(iteration), optional
+        True shows a progress bar on stderr; a callable is called after every iteration.
+
+    Returns
+    -------
+    ndarray (n, k) or SmallVisResult
+    """
+    with verbose_logging(verbose):
+        return _smallvis(**locals())
+
+
+def _resolve_extras(ret_extra):
+    if ret_extra is False or ret_extra is None:
+        return False, frozenset()
+    if ret_extra is True:
+        return True, frozenset()
+    names = [ret_extra] if isinstance(ret_extra, str) else list(ret_extra)
+    lookup = {n.lower(): n for n in EXTRA_NAMES}
+    out = set()
+    for name in names:
+        if not isinstance(name, str) or name.lower() not in lookup:
+            raise ValueError(f"unknown ret_extra item {name!r}; valid: {', '.join(EXTRA_NAMES)}")
+        out.add(lookup[name.lower()])
+    return True, frozenset(out)
+
+
+def _check_int(name, value, minimum):
+    if isinstance(value, bool) or not float(value) == int(value) or int(value) < minimum:
+        raise ValueError(f"{name} must be a whole number >= {minimum}; got {value!r}")
+    return int(value)
+
+
+def _prepare_input(X, *, precomputed, scale, pca, initial_dims, k, rng):
+    """Processed input and what was done to it: (InputData, pca_dims, whiten_dims, pca_applied)."""
+    X = as_numeric_matrix(X)
+    if precomputed:
+        check_distance_matrix(X)
+        return InputData(X, precomputed=True), None, None, False
+    X = scale_input(X, resolve_scale(scale))
+    whiten = isinstance(pca, str) and pca.lower().startswith("w")
+    if isinstance(pca, str) and not whiten:
+        raise ValueError(f"pca must be True, False or 'whiten'; got {pca!r}")
+    if not (pca or whiten):
+        return InputData(X), None, None, False
+    if initial_dims < k:
+        raise ValueError(f"initial_dims ({initial_dims}) must be at least k ({k}) when using PCA")
+    if min(X.shape) < initial_dims:
+        logger.info("PCA skipped: initial_dims = %d is not below min(n, p) = %d", initial_dims,
+                    min(X.shape))
+        return InputData(X), None, None, False
+    if whiten:
+        logger.info("Whitening to %d dimensions", initial_dims)
+        return InputData(pca_whiten(X, initial_dims, rng)), None, initial_dims, True
+    logger.info("PCA: keeping %d dimensions", initial_dims)
+    return InputData(pca_scores(X, initial_dims, rng)), initial_dims, None, True
+
+
+def _build_optimizer(opt, *, eta, momentum, final_momentum, mom_switch_iter, min_gain, n,
+                     exaggeration_factor):
+    name, params = split_opt(opt)
+    if name == "dbd":
+        merged = dict(eta=eta, momentum=momentum, final_momentum=final_momentum,
+                      mom_switch_iter=mom_switch_iter, min_gain=min_gain)
+        params = {**merged, **params}
+        if isinstance(params["eta"], str):
+            if params["eta"].lower() != "optsne":
+                raise ValueError(f"eta must be a positive number or 'optsne'; got {params['eta']!r}")
+            params["eta"] = n / exaggeration_factor
+            logger.info("opt-SNE learning rate: eta = %g", params["eta"])
+    return build_optimizer(name, params)
+
+
+def _initial_Y(Y_init, init_name, *, data, method, state, k, rng, pca_applied, Y_init_sdev):
+    n = data.n
+    if init_name == "matrix":
+        Y = check_init_matrix(Y_init, n, k)
+    elif init_name == "rand":
+        Y = rng.standard_normal((n, k))
+    elif init_name in ("pca", "spca"):
+        Y = pca_init(data.X, k, precomputed=data.precomputed, already_pca=pca_applied, rng=rng)
+    else:
+        A = method.laplacian_affinity(state)
+        if A is None:
+            A = 1.0 / (1.0 + data.distances())
+            np.fill_diagonal(A, 0.0)
+
+        def fallback():
+            return pca_init(data.X, k, precomputed=data.precomputed, already_pca=pca_applied, rng=rng)
+
+        Y = spectral_init(A, k, normalized=init_name == "normlaplacian", fallback=fallback)
+    if Y_init_sdev is not None or init_name in ("rand", "spca"):
+        Y = rescale(Y, 1e-4 if Y_init_sdev is None else float(Y_init_sdev))
+    return Y
+
+
+def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initial_dims, method,
+              epoch_callback, epoch, min_cost, tol, g2tol, momentum, final_momentum, mom_switch_iter,
+              eta, min_gain, opt, exaggeration_factor, stop_lying_iter, late_exaggeration_factor,
+              start_late_lying_iter, iter0_cost, ee_mon_epoch, ee_mon_wait, ee_mon_buffer, tol_wait,
+              ret_extra, n_threads, use_cpp, bh, theta, eps, inp_kernel, nn, verbose, metric, engine,
+              random_state, progress):
+    start = time.perf_counter()
+    rng = as_generator(random_state)
+    k = _check_int("k (output dimensions)", k, 1)
+    max_iter = _check_int("max_iter", max_iter, 0) if max_iter >= 0 else 0
+    from ._names import match_name
+
+    precomputed = match_name(metric, ("euclidean", "precomputed"), "metric") == "precomputed"
+    name, _, _ = split_spec(method)
+    if bh:
+        if name != "tsne":
+            logger.info("bh=True only applies to method 'tsne'; ignored for %r", name)
+        else:
+            engine = ("bh", {"theta": theta})
+    m = build_method(method, perplexity=perplexity, eps=eps)
+    init_name = resolve_init(Y_init)
+
+    # lazy defaults of the original
+    stop_lying_iter = max(1, max_iter // 10) if stop_lying_iter is None else stop_lying_iter
+    start_late_lying_iter = (max_iter - max(1, max_iter // 10) if start_late_lying_iter is None
+                             else start_late_lying_iter)
+    if exaggeration_factor != 1 and stop_lying_iter < 1:
+        raise ValueError("stop_lying_iter must be >= 1 when exaggeration_factor != 1")
+    if late_exaggeration_factor != 1 and start_late_lying_iter < 1:
+        raise ValueError("start_late_lying_iter must be >= 1 when late_exaggeration_factor != 1")
+    if exaggeration_factor != 1 and late_exaggeration_factor != 1 and \
+            start_late_lying_iter < stop_lying_iter:
+        raise ValueError("start_late_lying_iter must be >= stop_lying_iter when both "
+                         "exaggerations are used")
+    mom_switch_iter = stop_lying_iter + 150 if mom_switch_iter is None else mom_switch_iter
+    epoch = max(1, round(max_iter / 10)) if epoch is None else _check_int("epoch", epoch, 1)
+    want_result, extras = _resolve_extras(ret_extra)
+
+    data, pca_dims, whiten_dims, pca_applied = _prepare_input(
+        X, precomputed=precomputed, scale=scale, pca=pca, initial_dims=initial_dims, k=k, rng=rng)
+    n = data.n
+    if n < 3:
+        raise ValueError(f"need at least 3 points to embed; got {n}")
+    if init_name == "matrix":
+        check_init_matrix(Y_init, n, k)
+    optimizer = _build_optimizer(opt, eta=eta, momentum=momentum, final_momentum=final_momentum,
+                                 mom_switch_iter=mom_switch_iter, min_gain=min_gain, n=n,
+                                 exaggeration_factor=exaggeration_factor)
+    eng = resolve_engine(engine, m, n)
+    logger.info("%s: %d points, %s input dims, method %s, engine %s", "smallvis", n,
+                "precomputed" if precomputed else data.X.shape[1], m.name, eng.name)
+    state = m.prepare(data, extras=extras)
+    Y = _initial_Y(Y_init, init_name, data=data, method=m, state=state, k=k, rng=rng,
+                   pca_applied=pca_applied, Y_init_sdev=Y_init_sdev)
+    objective = Objective(m, state, eng)
+    schedule = driver.Schedule(
+        max_iter=max_iter, epoch=epoch, min_cost=min_cost, tol=tol, g2tol=g2tol, tol_wait=tol_wait,
+        exaggeration_factor=exaggeration_factor, stop_lying_iter=stop_lying_iter,
+        late_exaggeration_factor=late_exaggeration_factor,
+        start_late_lying_iter=start_late_lying_iter, ee_mon_epoch=ee_mon_epoch,
+        ee_mon_wait=ee_mon_wait, ee_mon_buffer=ee_mon_buffer,
+        iter0_cost=iter0_cost and (verbose or want_result), record=want_result)
+    if max_iter < 1:
+        out = driver.RunOutcome(Y=Y, iter=0, G2norm=None, stop_lying_iter=stop_lying_iter)
+        if epoch_callback is not None:
+            epoch_callback(Y, 0, None)
+    else:
+        with _progress_hook(progress, max_iter, m.name) as hook:
+            out = driver.run(objective, optimizer, Y, schedule, callback=epoch_callback,
+                             on_iteration=hook)
+    if out.diverged:
+        warnings.warn("the optimisation diverged (non-finite coordinates or cost): try a smaller "
+                      "eta, another init, or a different optimiser", RuntimeWarning, stacklevel=3)
+    if not want_result:
+        return out.Y
+    pcost = objective.pcost(out.Y, exaggeration=1.0)
+    res = SmallVisResult(
+        Y=out.Y, N=n, origD=None if precomputed else data.X.shape[1], scale=scale,
+        Y_init=init_name, method=method, iter=out.iter, time_secs=time.perf_counter() - start,
+        G2norm=out.G2norm, costs=pcost, opt={**optimizer.params(), "counts": dict(objective.counts)},
+        perplexity=m.perplexity(), itercosts=out.itercosts, pca_dims=pca_dims,
+        whiten_dims=whiten_dims, diverged=out.diverged)
+    used_late = late_exaggeration_factor != 1 and m.uses_affinities and (
+        exaggeration_factor == 1 or out.start_late_lying_iter <= out.iter)
+    if exaggeration_factor != 1 and m.uses_affinities:
+        res.exaggeration_factor, res.stop_lying_iter = exaggeration_factor, out.stop_lying_iter
+    if used_late:
+        res.late_exaggeration_factor = late_exaggeration_factor
+        res.start_late_lying_iter = out.start_late_lying_iter
+    res.extras = _collect_extras(extras, m, state, data, out.Y)
+    return res
+
+
+@contextlib.contextmanager
+def _progress_hook(progress, total, label):
+    """``progress=True``: a tqdm bar on stderr; a callable is used as is; otherwise no hook."""
+    if callable(progress):
+        yield progress
+        return
+    if not progress:
+        yield None
+        return
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, desc=label, unit="it", leave=False, mininterval=0.5)
+    last = [0]
+
+    def hook(iteration):
+        bar.update(iteration - last[0])
+        last[0] = iteration
+
+    try:
+        yield hook
+    finally:
+        bar.close()
+
+
+def _collect_extras(extras, m, state, data, Y):
+    from .input.distances import squared_distances
+
+    found = {}
+    for name in sorted(extras):
+        if name == "X":
+            value = data.X
+        elif name == "DX":
+            value = data.distances()
+        elif name == "DY":
+            value = np.sqrt(squared_distances(Y))
+        else:
+            value = m.export(state, name, Y)
+        if value is None:
+            raise ValueError(f"ret_extra item {name!r} is not available for method {m.name!r}")
+        found[name] = value
+    return found

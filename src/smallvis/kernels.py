@@ -1,0 +1,68 @@
+"""Output kernels ``w(d^2)`` and their gradient factor ``g = -d log w / d d^2``.
+
+With ``g`` a divergence can write its force constants without knowing the kernel: e.g. for
+KL(P || W/Z) the stiffness is ``K = 4 (P - W/Z) * g`` (``g = W`` for Student-t gives t-SNE,
+``g = 1`` for the Gaussian gives SSNE, ``g = W^alpha`` for the heavy-tailed kernel gives HSSNE).
+All arrays are (n, n); weights have a zero diagonal.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class OutputKernel:
+    """Base class: ``weights(d2)`` and ``grad_factor(d2, W)``."""
+
+    name = "kernel"
+
+    def weights(self, d2: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def grad_factor(self, d2: np.ndarray, W: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+
+class StudentT(OutputKernel):
+    """Cauchy / Student-t with one degree of freedom: ``w = 1 / (1 + d^2)``, ``g = w``."""
+
+    name = "t"
+
+    def weights(self, d2):
+        W = 1.0 / (1.0 + d2)
+        np.fill_diagonal(W, 0.0)
+        return W
+
+    def grad_factor(self, d2, W):
+        return W
+
+
+class Gaussian(OutputKernel):
+    """``w = exp(-d^2)``, ``g = 1``."""
+
+    name = "gaussian"
+
+    def weights(self, d2):
+        W = np.exp(-d2)
+        np.fill_diagonal(W, 0.0)
+        return W
+
+    def grad_factor(self, d2, W):
+        return np.ones_like(W)
+
+
+class HeavyTailed(OutputKernel):
+    """``w = (alpha d^2 + 1)^(-1/alpha)``, ``g = w^alpha``: alpha -> 0 is Gaussian, alpha = 1 Student-t."""
+
+    name = "heavy-tailed"
+
+    def __init__(self, alpha: float):
+        self.alpha = max(float(alpha), 1e-8)
+
+    def weights(self, d2):
+        W = (self.alpha * d2 + 1.0) ** (-1.0 / self.alpha)
+        np.fill_diagonal(W, 0.0)
+        return W
+
+    def grad_factor(self, d2, W):
+        return W**self.alpha

@@ -1,0 +1,107 @@
+"""The method contract: a method is an affinity recipe + an output kernel + a divergence.
+
+A method never loops. The driver hands it squared output distances ``d2`` (n, n) through an engine and
+receives per-point costs and the stiffness ``K`` of the force form
+
+.. math:: \\partial C / \\partial y_i = \\sum_j K_{ij} (y_i - y_j)
+
+Exaggeration is a scalar passed to every evaluation (``P_eff = factor * P``); P itself is never edited.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..affinity import Affinities, AffinityRecipe, input_affinities
+from ..input.data import InputData
+
+EPS = float(np.finfo(np.float64).eps)
+
+
+@dataclass
+class MethodState:
+    """Per-run data of a method: P and anything derived from it, plus a cache keyed by exaggeration."""
+
+    P: np.ndarray | None = None
+    affinities: Affinities | None = None
+    data: dict = field(default_factory=dict)
+    _by_factor: dict = field(default_factory=dict, repr=False)
+
+    def cached(self, key, factor: float, compute: Callable[[], Any]):
+        """A value derived from ``factor * P`` (e.g. the ``sum P log P`` constant), computed once per factor."""
+        k = (key, float(factor))
+        if k not in self._by_factor:
+            self._by_factor[k] = compute()
+        return self._by_factor[k]
+
+
+class Method:
+    """Base class for every registered method.
+
+    Subclasses set ``recipe`` (None for methods without P) and implement :meth:`terms`.
+    ``params`` holds the resolved parameter values (after defaults and validation).
+    """
+
+    name = "method"
+    recipe: AffinityRecipe | None = None
+
+    def __init__(self, **params):
+        self.params = params
+        self.eps = float(params.get("eps", EPS))
+
+    # -- set-up -------------------------------------------------------------------------------
+    @property
+    def uses_affinities(self) -> bool:
+        """True when the method has a P that exaggeration multiplies."""
+        return self.recipe is not None
+
+    def perplexity(self):
+        return self.params.get("perplexity")
+
+    def prepare(self, data: InputData, *, extras: frozenset = frozenset()) -> MethodState:
+        """Compute input affinities (and anything else the method needs before optimising)."""
+        aff = input_affinities(data, self.perplexity(), self.recipe, extras)
+        return MethodState(P=aff.P, affinities=aff)
+
+    # -- evaluation -----------------------------------------------------------------------------
+    def terms(self, d2: np.ndarray, state: MethodState, exaggeration: float, *, cost: bool,
+              grad: bool) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Per-point costs (n,) and stiffness K (n, n) at output squared distances ``d2``."""
+        raise NotImplementedError
+
+    # -- hooks ----------------------------------------------------------------------------------
+    def on_epoch(self, Y: np.ndarray, state: MethodState, iteration: int, cost: float) -> None:
+        """Called after every epoch's bookkeeping (dynamic methods adapt parameters here)."""
+
+    def laplacian_affinity(self, state: MethodState) -> np.ndarray | None:
+        """The affinity matrix spectral initialisation uses (P unless a method says otherwise)."""
+        return state.P
+
+    def export(self, state: MethodState, name: str, Y: np.ndarray):
+        """Value of an extra named in ``ret_extra`` (None when the method has no such quantity)."""
+        aff = state.affinities
+        if name == "P":
+            return state.P
+        if aff is not None:
+            if name in ("V", "beta", "dint"):
+                return getattr(aff, name)
+            if name in aff.extras:
+                return aff.extras[name]
+        return state.data.get(name)
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A registry entry: how to build a method, what it takes, what it is."""
+
+    name: str
+    family: str
+    description: str
+    params: dict
+    factory: Callable[..., Method]
+    engines: tuple = ("dense",)
+    neighbour_param: str | None = "perplexity"  # which parameter receives smallvis(perplexity=...)
+    doc: str = ""

@@ -1,0 +1,42 @@
+"""What an optimiser sees: an objective with an exaggeration factor, evaluated through an engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class Objective:
+    """Cost and gradient of one method on one engine; ``exaggeration`` is set by the driver's schedule."""
+
+    def __init__(self, method, state, engine):
+        self.method = method
+        self.state = state
+        self.engine = engine
+        self.exaggeration = 1.0
+        self.counts = {"fn": 0, "gr": 0}
+
+    def gradient(self, Y: np.ndarray) -> np.ndarray:
+        self.counts["gr"] += 1
+        return self.engine.evaluate(self.method, self.state, Y, self.exaggeration, cost=False)[1]
+
+    def pcost(self, Y: np.ndarray, exaggeration: float | None = None) -> np.ndarray:
+        """Per-point costs at ``Y`` (with the current exaggeration unless one is given)."""
+        self.counts["fn"] += 1
+        f = self.exaggeration if exaggeration is None else exaggeration
+        return self.engine.evaluate(self.method, self.state, Y, f, grad=False)[0]
+
+    def cost(self, Y: np.ndarray) -> float:
+        return float(np.sum(self.pcost(Y)))
+
+
+@dataclass
+class StepResult:
+    """One optimiser iteration: the new coordinates, the gradient at the old ones, and (line-search
+    optimisers) the cost at the new coordinates and whether the optimiser declares convergence."""
+
+    Y: np.ndarray
+    G: np.ndarray
+    cost: float | None = None
+    converged: bool = False

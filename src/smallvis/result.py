@@ -1,0 +1,73 @@
+"""The result of ``smallvis(..., ret_extra=...)``: plain arrays and JSON-able values, no subclassing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+import numpy as np
+
+
+@dataclass
+class SmallVisResult:
+    """Everything a run produced.
+
+    Attributes follow the original's returned list (spec smallvis-R.md §9); quantities requested through
+    ``ret_extra`` (``P``, ``Q``, ``DX``, ``DY``, ``V``, ``beta``, ``dint``, ...) are in ``extras`` and are
+    also readable as attributes (``res.P``).
+    """
+
+    Y: np.ndarray
+    N: int
+    origD: int | None
+    scale: object
+    Y_init: str
+    method: object
+    iter: int
+    time_secs: float
+    G2norm: float | None
+    costs: np.ndarray
+    opt: dict
+    perplexity: object
+    itercosts: dict
+    exaggeration_factor: float | None = None
+    stop_lying_iter: int | None = None
+    late_exaggeration_factor: float | None = None
+    start_late_lying_iter: int | None = None
+    pca_dims: int | None = None
+    whiten_dims: int | None = None
+    metrics: dict | None = None
+    diverged: bool = False
+    extras: dict = field(default_factory=dict)
+
+    def __getattr__(self, name):
+        extras = self.__dict__.get("extras", {})
+        if name in extras:
+            return extras[name]
+        raise AttributeError(
+            f"result has no attribute {name!r}"
+            + (f" (extras available: {', '.join(extras)})" if extras else
+               " (ask for extras with ret_extra=[...])")
+        )
+
+    @property
+    def cost(self) -> float:
+        """Final total cost (sum of the per-point costs)."""
+        return float(np.sum(self.costs))
+
+    def to_dict(self) -> dict:
+        """Plain data: arrays become nested lists, keys of ``itercosts`` become strings."""
+
+        def plain(v):
+            if isinstance(v, np.ndarray):
+                return v.tolist()
+            if isinstance(v, (np.floating, np.integer, np.bool_)):
+                return v.item()
+            if isinstance(v, dict):
+                return {str(k): plain(x) for k, x in v.items()}
+            if isinstance(v, (list, tuple)):
+                return [plain(x) for x in v]
+            return v
+
+        out = {f.name: plain(getattr(self, f.name)) for f in fields(self) if f.name != "extras"}
+        out.update({k: plain(v) for k, v in self.extras.items()})
+        return out

@@ -58,7 +58,16 @@ def recentre(Y: np.ndarray) -> np.ndarray:
 
 def run(objective, optimizer, Y: np.ndarray, s: Schedule, *,
         callback: Callable | None = None, on_iteration: Callable | None = None) -> RunOutcome:
-    """Optimise ``Y`` under schedule ``s``; returns the final (recentred) Y and the bookkeeping."""
+    """Optimise ``Y`` under schedule ``s``; returns the final (recentred) Y and the bookkeeping.
+
+    Overflow inside a diverging run is not reported number by number: the loop detects non-finite
+    coordinates or costs, stops, and flags ``diverged``.
+    """
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _run(objective, optimizer, Y, s, callback, on_iteration)
+
+
+def _run(objective, optimizer, Y, s, callback, on_iteration):
     method, state = objective.method, objective.state
     has_p = method.uses_affinities
     stages = (["early"] if s.exaggeration_factor != 1 and has_p else []) + ["opt"] + (

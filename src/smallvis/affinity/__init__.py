@@ -65,6 +65,12 @@ def _gaussian(data: InputData, perplexity, *, squared: bool, tol: float = 1e-5,
     U = check_perplexity(perplexity, data.n)
     D = data.squared_distances() if squared else data.distances()
     cal = calibrate_rows(D, U, tol=tol, max_tries=max_tries)
+    ok = ~cal.failed
+    if ok.any():
+        sigma = 1.0 / np.sqrt(cal.beta[ok])
+        logger.info("Calibrated perplexity %s for %d points (%s distances): sigma min %.4g, "
+                    "median %.4g, max %.4g", _describe(U), data.n,
+                    "squared" if squared else "unsquared", sigma.min(), np.median(sigma), sigma.max())
     if cal.n_failed:
         import warnings
 
@@ -75,6 +81,10 @@ def _gaussian(data: InputData, perplexity, *, squared: bool, tol: float = 1e-5,
             stacklevel=4,
         )
     return cal
+
+
+def _describe(U: np.ndarray) -> str:
+    return f"{U[0]:g}" if np.all(U == U[0]) else f"{U.min():g}-{U.max():g} (per point)"
 
 
 def _kernel_gaussian(data, perplexity):

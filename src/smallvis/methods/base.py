@@ -105,3 +105,5 @@ class MethodSpec:
     engines: tuple = ("dense",)
     neighbour_param: str | None = "perplexity"  # which parameter receives smallvis(perplexity=...)
     doc: str = ""
+    # parameter settings the finite-difference gradient test covers besides the defaults
+    fd_variants: tuple = ()

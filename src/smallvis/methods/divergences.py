@@ -37,6 +37,9 @@ class NormalisedKL:
             Ql = np.maximum(Q, eps) if self.clamp_q else Q
             np.fill_diagonal(Ql, 1.0)
             pcost = constant - np.sum(xlogy(P, Ql), axis=0)
-        if grad:
-            K = 4.0 * (P - Q) * g
+        if grad:  # K = 4 (P - Q) g, built in place to limit (n, n) temporaries
+            K = np.multiply(Q, -1.0)
+            K += P
+            K *= g
+            K *= 4.0
         return pcost, K

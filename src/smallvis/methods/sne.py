@@ -63,5 +63,7 @@ SPECS = [
                     normalize=True, row_normalize=True, eps=EPS),
         factory=TSNE,
         doc=__doc__,
+        fd_variants=(dict(inp_kernel="knn"), dict(inp_kernel="exp"), dict(inp_kernel="sigma"),
+                     dict(symmetrize="mutual"), dict(symmetrize="fuzzy")),
     ),
 ]

@@ -110,3 +110,11 @@ def test_non_numeric_array():
 def test_one_dimensional_input():
     with pytest.raises(ValueError, match="2-D matrix"):
         smallvis(np.arange(10.0))
+
+
+def test_dense_memory_refused_before_allocation():
+    from smallvis.engines.dense import check_dense_memory
+
+    with pytest.raises(MemoryError, match=r"needs about \d+ GiB for 200000 points"):
+        check_dense_memory(200_000, budget=24 * 2**30)
+    check_dense_memory(1000, budget=24 * 2**30)

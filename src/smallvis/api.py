@@ -201,6 +201,7 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
                                  mom_switch_iter=mom_switch_iter, min_gain=min_gain, n=n,
                                  exaggeration_factor=exaggeration_factor)
     eng = resolve_engine(engine, m, n)
+    eng.check(n)
     logger.info("%s: %d points, %s input dims, method %s, engine %s", "smallvis", n,
                 "precomputed" if precomputed else data.X.shape[1], m.name, eng.name)
     state = m.prepare(data, extras=extras)

@@ -62,7 +62,7 @@ def pca_init(X: np.ndarray, k: int, *, precomputed: bool, already_pca: bool, rng
     if already_pca:
         return X[:, :k].copy()
     if X.shape[1] < k:
-        raise ValueError(f"Y_init='pca' needs at least k={k} input columns; the input has {X.shape[1]}")
+        raise ValueError(f"Y_init='pca' needs at least k={k} input columns; got n_features={X.shape[1]}")
     return pca_scores(X, k, rng)
 
 

@@ -12,24 +12,32 @@ from .._names import match_name
 SCALE_MODES = ("none", "scale", "range", "absmax")
 
 
-def as_numeric_matrix(X, *, what: str = "X") -> np.ndarray:
-    """A float64 2-D array from an array-like or a DataFrame (non-numeric columns dropped).
+def numeric_columns(frame, *, what: str = "X"):
+    """The numeric (and boolean) columns of a DataFrame; ``ValueError`` if there are none."""
+    numeric = frame.select_dtypes(include=["number", "bool"])
+    if numeric.shape[1] == 0:
+        raise ValueError(
+            f"{what} has no numeric columns (columns: {', '.join(map(str, frame.columns))})"
+        )
+    return numeric
 
-    Raises ``ValueError`` naming the problem for: no numeric column, wrong dimensionality,
-    missing or infinite values.
+
+def is_dataframe(X) -> bool:
+    return hasattr(X, "select_dtypes") and hasattr(X, "columns")
+
+
+def as_numeric_matrix(X, *, what: str = "X") -> np.ndarray:
+    """A C-contiguous float64 2-D array from an array-like or a DataFrame (non-numeric columns dropped).
+
+    Memory layout is normalised so that results do not depend on it. Raises ``ValueError`` naming the
+    problem for: no numeric column, wrong dimensionality, missing or infinite values.
     """
-    if hasattr(X, "select_dtypes") and hasattr(X, "columns"):  # pandas DataFrame
-        numeric = X.select_dtypes(include=["number", "bool"])
-        if numeric.shape[1] == 0:
-            raise ValueError(
-                f"{what} has no numeric columns (columns: {', '.join(map(str, X.columns))})"
-            )
-        X = numeric.to_numpy(dtype=np.float64)
-    else:
-        try:
-            X = np.asarray(X, dtype=np.float64)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"{what} must be numeric: {err}") from None
+    if is_dataframe(X):
+        X = numeric_columns(X, what=what).to_numpy(dtype=np.float64)
+    try:
+        X = np.ascontiguousarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{what} must be numeric: {err}") from None
     if X.ndim != 2:
         raise ValueError(f"{what} must be a 2-D matrix (points in rows); got shape {X.shape}")
     if X.shape[1] == 0:

@@ -1,0 +1,57 @@
+"""Defaults agree across layers: ``smallvis()`` -> ``SmallVis`` (and the CLI once it exists).
+
+A parameter passes from the functional API through the estimator unchanged, so the estimator must
+offer every parameter of ``smallvis()`` (but ``X`` and ``ret_extra``) under the same name and with an
+identical default (openTSNE's ``TestDefaultParameterSettings``).
+"""
+
+import inspect
+
+import pytest
+
+from smallvis import SmallVis, smallvis
+
+NOT_ON_ESTIMATOR = {"X", "ret_extra"}  # the data goes to fit; fit always keeps the full result
+
+API = {name: p for name, p in inspect.signature(smallvis).parameters.items()
+       if name not in NOT_ON_ESTIMATOR}
+ESTIMATOR = dict(inspect.signature(SmallVis).parameters)
+
+
+def test_estimator_has_exactly_the_api_parameters():
+    assert sorted(set(API) - set(ESTIMATOR)) == [], "missing on SmallVis"
+    assert sorted(set(ESTIMATOR) - set(API)) == [], "on SmallVis but not smallvis()"
+
+
+@pytest.mark.parametrize("name", sorted(API))
+def test_estimator_default_is_identical(name):
+    expected, got = API[name].default, ESTIMATOR[name].default
+    assert type(got) is type(expected), f"{name}: {got!r} vs {expected!r}"  # 500 is not 500.0
+    assert got == expected, f"{name}: {got!r} vs {expected!r}"
+
+
+def test_estimator_parameter_kinds():
+    """``method`` may be positional, as in ``SmallVis("umap")``; everything else is keyword-only."""
+    kinds = {name: p.kind for name, p in ESTIMATOR.items()}
+    assert list(ESTIMATOR)[0] == "method"
+    assert kinds.pop("method") is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    assert set(kinds.values()) == {inspect.Parameter.KEYWORD_ONLY}
+
+
+def test_a_library_neither_plots_nor_prints_unasked():
+    """The only defaults that differ from the R package (DESIGN.md, public interface 1)."""
+    for layer in (API, ESTIMATOR):
+        assert layer["epoch_callback"].default is None
+        assert layer["verbose"].default is False
+
+
+def test_estimator_docstring_names_every_parameter():
+    doc = SmallVis.__doc__
+    params = doc[doc.index("Parameters\n"):doc.index("Attributes\n")]
+    missing = [name for name in ESTIMATOR if name not in params.replace(",", " ").split()]
+    assert missing == []
+
+
+def test_default_estimator_stores_the_defaults():
+    params = SmallVis().get_params()
+    assert params == {name: p.default for name, p in API.items()}

@@ -39,22 +39,64 @@ def smallvis(X, k=2, scale="absmax", Y_init="rand", Y_init_sdev=None, perplexity
              random_state=None, progress=False):
     """Embed ``X`` in ``k`` dimensions with a neighbour-embedding method.
 
-    Parameters mirror the R package smallvis (see ``docs/`` and spec smallvis-R.md §1.1). The most used:
+    Names and defaults follow the R package smallvis (spec smallvis-R.md §1.1); names of methods,
+    optimisers, inits, scale modes and kernels match case-insensitively and by unique prefix.
 
-    X : array (n, p), DataFrame (numeric columns kept), or (n, n) distances with ``metric="precomputed"``
+    Parameters
+    ----------
+    X : array (n, p), DataFrame, or array (n, n)
+        Data (a DataFrame's numeric columns are used), or distances with ``metric="precomputed"``.
+    k : int
+        Output dimensions.
+    scale : {"absmax", "scale", "range", "none"} or bool or None
+        Input scaling (ignored for distances). ``True`` is ``"scale"``, ``False``/``None`` ``"none"``.
+    Y_init : {"rand", "pca", "spca", "laplacian", "normlaplacian"} or array (n, k)
+        Initial coordinates. ``rand`` and ``spca`` are rescaled to standard deviation 1e-4.
+    Y_init_sdev : float, optional
+        Rescale every initial column to this standard deviation.
+    perplexity : float or array (n,)
+        Perplexity (one per point if a vector); the number of neighbours for kNN-type kernels.
+    max_iter : int
+        Iterations (0 returns the initialisation).
+    pca : bool or "whiten"
+        Reduce the input to ``initial_dims`` principal components first (and whiten them).
+    initial_dims : int
     method : str or (str, dict)
         A registered method (``list_methods()``), e.g. ``"tsne"`` or ``("tsne", {"inp_kernel": "knn"})``.
-    perplexity : float or array (n,)
-    Y_init : {"rand", "pca", "spca", "laplacian", "normlaplacian"} or array (n, k)
-    opt : str or (str, dict)
-        Optimiser; ``"dbd"`` (delta-bar-delta) by default. ``eta="optsne"`` uses ``n / exaggeration``.
-    exaggeration_factor, stop_lying_iter, late_exaggeration_factor, start_late_lying_iter
-        Early/late exaggeration schedule (a factor on P in the gradient; P is never modified).
     epoch_callback : callable(Y, iter, cost), optional
-        Called at iteration 0 and at every epoch.
+        Called at iteration 0 (cost None unless ``iter0_cost``) and at every epoch.
+    epoch : int, optional
+        Iterations between cost evaluations (default ``max(1, round(max_iter / 10))``).
+    min_cost, tol, g2tol, tol_wait
+        Stopping rules: cost below ``min_cost``; relative cost change per iteration below ``tol``;
+        gradient 2-norm below ``g2tol``; neither of the latter two before ``tol_wait`` iterations after
+        early exaggeration ends.
+    momentum, final_momentum, mom_switch_iter, eta, min_gain
+        Delta-bar-delta settings (``eta="optsne"`` means ``n / exaggeration_factor``); values given in
+        ``opt`` take precedence.
+    opt : str or (str, dict)
+        Optimiser, ``"dbd"`` by default.
+    exaggeration_factor, stop_lying_iter, late_exaggeration_factor, start_late_lying_iter
+        Early exaggeration for iterations ``1..stop_lying_iter`` and late exaggeration after
+        ``start_late_lying_iter`` (factors on P in the gradient; P itself is never modified).
+    iter0_cost : bool
+        Also record the cost of the initial coordinates.
+    ee_mon_epoch, ee_mon_wait, ee_mon_buffer
+        opt-SNE early-exaggeration monitoring: end exaggeration when the relative cost decrease slows.
     ret_extra : bool or list of str
         False: return the (n, k) array. True: a :class:`SmallVisResult`. A list also returns the named
-        extras (``"P", "Q", "DX", "DY", "V", "beta", "dint", "X", ...``).
+        extras (``"X", "P", "Q", "DX", "DY", "V", "beta", "dint", "adegin", "adegout", "adegc", "pdeg"``).
+    n_threads, use_cpp, nn
+        Accepted for compatibility with the original.
+    bh, theta, inp_kernel
+        The original's Barnes-Hut t-SNE switch (``engine="bh"``) and its options.
+    eps : float
+        Passed to a method given by bare name (the ``(name, params)`` form keeps the method's default).
+    verbose : bool
+        Log calibration, choices and epoch costs to stderr.
+    metric : {"euclidean", "precomputed"}
+    engine : str or (str, dict)
+        How gradients are computed; ``"auto"`` chooses and logs its choice.
     random_state : int or numpy Generator, optional
         Controls every random choice.
     progress : bool or callable(iteration), optional

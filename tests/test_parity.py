@@ -52,3 +52,61 @@ def test_per_point_perplexities(iris10, iris10_Y):
 def test_iris10_pca_init_fixture(iris10_Y):
     # PCA of raw iris10 with LAPACK signs, as the original's tests use.
     np.testing.assert_allclose(iris10_Y[0], [-0.28600351, 0.04691972], atol=1e-7)
+
+
+def assert_all_equal(actual, expected, tolerance):
+    """R's ``all.equal``: mean absolute difference relative to the mean absolute expected value."""
+    actual, expected = np.asarray(actual, float), np.asarray(expected, float)
+    assert actual.shape == expected.shape
+    rel = np.mean(np.abs(actual - expected)) / np.mean(np.abs(expected))
+    assert rel < tolerance, f"mean relative difference {rel:.3g} >= {tolerance}"
+
+
+def assert_published(actual, published: float):
+    """``actual`` rounds to the published value (given to 4 significant digits)."""
+    unit = 10.0 ** (np.floor(np.log10(abs(published))) - 3)
+    assert abs(actual - published) <= 0.5 * unit * (1 + 1e-9), (actual, published)
+
+
+def c2y(*values):
+    return np.array(values).reshape(2, -1).T
+
+
+# method: (expected Y, final cost, Y tolerance) at eta = 0.1, perplexity = 5, Y_init = iris10_Y
+SNE_FAMILY = {
+    "asne": (c2y(-0.9093, 0.5784, 0.4561, 0.7983, -0.9089, -1.669, 0.1867, -0.615, 1.695, 0.3876,
+                 0.3947, 0.6318, -0.2393, -0.2071, 0.3158, -0.9542, -0.683, 0.3709, -0.2324,
+                 0.6029), 0.5177, 1e-4),
+    "ssne": (c2y(-0.9462, 0.536, 0.4726, 0.8666, -0.9534, -1.266, 0.1875, -0.6616, 1.42, 0.3446,
+                 0.2538, 0.6339, -0.2935, -0.2042, 0.06796, -0.5964, -0.6855, 0.3511, -0.1556,
+                 0.6284), 0.01683, 1e-4),
+    "hssne": (c2y(-1.439, 0.8917, 0.793, 1.404, -1.35, -2.493, 0.4382, -0.9064, 2.204, 0.457,
+                  0.2329, 0.8589, -0.3616, -0.226, -0.3591, -0.1309, -0.9737, 0.3179, -0.1616,
+                  0.8032), 0.01396, 1e-3),
+    # tasne never converges in 1000 iterations and its trajectory amplifies rounding: a 1e-16
+    # change in Z moves the final coordinates by ~1e-2, so only the cost is pinned tightly
+    "tasne": (c2y(-9.398, 6.729, 5.751, 9.675, -8.758, -23.45, 4.814, -4.545, 16.18, 2.997,
+                  2.331, 4.598, -1.154, -0.7406, -2.752, -0.8487, -5.518, 1.061, -0.7827, 3.806),
+              0.5719, 1e-2),
+    "trmsne": (c2y(-3.487, 2.223, 1.753, 3.228, -3.229, -5.592, 1.276, -2.013, 4.941, 0.8986,
+                   0.7316, 1.745, -0.6139, -0.4619, -0.7119, -0.3068, -2.083, 0.504, -0.3769,
+                   1.574), 0.1207, 1e-3),
+    "tmsne": (c2y(-2.699, 1.629, 1.619, 3.104, -2.543, -5.294, 0.8766, -1.73, 4.422, 0.6155,
+                  0.4124, 1.596, -0.6119, 0.1443, -0.4072, -0.2042, -2.248, 0.5002, -0.6253,
+                  1.444), 0.1226, 1e-3),
+    "trsrsne": (c2y(-3.524, 2.286, 1.786, 3.237, -3.254, -5.546, 1.27, -2.062, 4.891, 0.9163,
+                    0.6728, 1.785, -0.5903, -0.4569, -0.7359, -0.3572, -2.115, 0.4887, -0.3448,
+                    1.654), 0.2683, 1e-3),
+    "arsrsne": (c2y(-0.9463, 0.4984, 0.4736, 0.8745, -0.925, -1.225, 0.2149, -0.6731, 1.408,
+                    0.2993, 0.1963, 0.659, -0.2926, -0.1789, 0.02274, -0.5197, -0.7179, 0.2904,
+                    -0.1017, 0.6423), 0.1741, 1e-3),
+}
+
+
+@pytest.mark.parametrize("method", list(SNE_FAMILY))
+def test_sne_family_parity(iris10, iris10_Y, method):
+    Y, cost, tol = SNE_FAMILY[method]
+    res = smallvis(iris10, Y_init=iris10_Y, method=method, eta=0.1, perplexity=5, ret_extra=True)
+    assert_all_equal(res.Y, Y, tol)
+    final = list(res.itercosts.values())[-1]
+    assert_published(final, cost)

@@ -12,9 +12,13 @@ import numpy as np
 
 
 class OutputKernel:
-    """Base class: ``weights(d2)`` and ``grad_factor(d2, W)``."""
+    """Base class: ``weights(d2)`` and ``grad_factor(d2, W)``.
+
+    ``clamp_q``: output probabilities from this kernel are floored at eps (Gaussian weights underflow).
+    """
 
     name = "kernel"
+    clamp_q = False
 
     def weights(self, d2: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
@@ -41,6 +45,7 @@ class Gaussian(OutputKernel):
     """``w = exp(-d^2)``, ``g = 1``."""
 
     name = "gaussian"
+    clamp_q = True
 
     def weights(self, d2):
         W = np.exp(-d2)
@@ -60,9 +65,10 @@ class HeavyTailed(OutputKernel):
         self.alpha = max(float(alpha), 1e-8)
 
     def weights(self, d2):
-        W = (self.alpha * d2 + 1.0) ** (-1.0 / self.alpha)
+        # exp(-log1p(a d2) / a) keeps full precision as alpha -> 0, where the power form does not
+        W = np.exp(-np.log1p(self.alpha * d2) / self.alpha)
         np.fill_diagonal(W, 0.0)
         return W
 
     def grad_factor(self, d2, W):
-        return W**self.alpha
+        return 1.0 / (1.0 + self.alpha * d2)

@@ -42,6 +42,7 @@ class AffinityRecipe:
     symmetrize: str = "symmetric"
     row_normalize: object = True
     normalize: bool = True
+    renormalize_rows: bool = False  # a second row normalisation after symmetrising ("RSR")
 
 
 @dataclass
@@ -182,6 +183,8 @@ def input_affinities(data: InputData, perplexity, recipe: AffinityRecipe,
     V = cal.V
     P = scale_affinities(V, symmetrize_how=recipe.symmetrize, row_normalize=recipe.row_normalize,
                          normalize=recipe.normalize)
+    if recipe.renormalize_rows:
+        P = P / P.sum(axis=1, keepdims=True)
     logger.info("Effective perplexity of P approx = %.4g", effective_perplexity(P))
     aff = Affinities(P=P, V=V, beta=cal.beta, dint=cal.dint, perplexity=perplexity,
                      n_failed=cal.n_failed)

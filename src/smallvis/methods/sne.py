@@ -1,6 +1,8 @@
-"""The stochastic neighbour embedding family built from KL(P || W/Z) (spec smallvis-R.md §5.1).
+"""The stochastic neighbour embedding family: KL(P || W/Z) with different P recipes and kernels
+(spec smallvis-R.md §5.1; nomenclature of the original's "norm" page).
 
-t-SNE (van der Maaten & Hinton 2008, JMLR 9:2579):
+Every method here is one :class:`KLEmbedding`: an affinity recipe, an output kernel and the
+normalisation of Q. For t-SNE (van der Maaten & Hinton 2008, JMLR 9:2579):
 
 .. math::
     P = \\text{row-normalise, symmetrise, normalise}(\\exp(-\\beta_i r_{ij}^2)),\\quad
@@ -10,60 +12,107 @@ t-SNE (van der Maaten & Hinton 2008, JMLR 9:2579):
 
 from __future__ import annotations
 
-from ..affinity import SYMMETRIZE, AffinityRecipe
 from .._names import match_name
-from ..kernels import StudentT
+from ..affinity import INPUT_KERNELS, SYMMETRIZE, AffinityRecipe
+from ..input.distances import squared_distances
+from ..kernels import Gaussian, HeavyTailed, OutputKernel, StudentT
 from .base import EPS, Method, MethodSpec
-from .divergences import NormalisedKL, plogp_constant
+from .divergences import KL, output_probabilities, plogp_constant
 
 
 class KLEmbedding(Method):
-    """KL(P || W/Z) with a configurable affinity recipe and output kernel."""
+    """KL(P || W/Z) for a given affinity recipe, output kernel and normalisation of Q."""
 
-    kernel = StudentT()
-    divergence = NormalisedKL()
+    def __init__(self, *, recipe: AffinityRecipe, kernel: OutputKernel, normalisation="matrix",
+                 **params):
+        super().__init__(**params)
+        self.recipe = recipe
+        self.kernel = kernel
+        self.divergence = KL(normalisation)
+        self.symmetric_p = recipe.symmetrize != "none" and not recipe.renormalize_rows
 
     def terms(self, d2, state, exaggeration, *, cost, grad):
         P = state.P if exaggeration == 1.0 else exaggeration * state.P
         W = self.kernel.weights(d2)
         g = self.kernel.grad_factor(d2, W) if grad else None
         const = state.cached("plogp", exaggeration, lambda: plogp_constant(P, self.eps)) if cost else None
-        return self.divergence.terms(P, W, g, const, self.eps, cost=cost, grad=grad)
+        return self.divergence.terms(P, W, g, const, self.eps, clamp_q=self.kernel.clamp_q,
+                                     symmetric=self.symmetric_p, cost=cost, grad=grad)
 
     def export(self, state, name, Y):
         if name == "Q":
-            from ..input.distances import squared_distances
-
             W = self.kernel.weights(squared_distances(Y))
-            return W / W.sum()
+            return output_probabilities(W, self.divergence.normalisation,
+                                        self.eps if self.kernel.clamp_q else None)
         return super().export(state, name, Y)
 
 
-class TSNE(KLEmbedding):
-    name = "tsne"
+def _recipe(inp_kernel, symmetrize="none", row_normalize=True, normalize=False, rsr=False):
+    return AffinityRecipe(kernel=match_name(inp_kernel, INPUT_KERNELS, "input kernel"),
+                          symmetrize=match_name(symmetrize, SYMMETRIZE, "symmetrization"),
+                          row_normalize=row_normalize, normalize=normalize, renormalize_rows=rsr)
 
-    def __init__(self, perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric",
-                 normalize=True, row_normalize=True, eps=EPS):
-        from ..affinity import INPUT_KERNELS
 
-        inp_kernel = match_name(inp_kernel, INPUT_KERNELS, "input kernel")
-        symmetrize = match_name(symmetrize, SYMMETRIZE, "symmetrization")
-        super().__init__(perplexity=perplexity, inp_kernel=inp_kernel, symmetrize=symmetrize,
-                         normalize=normalize, row_normalize=row_normalize, eps=eps)
-        self.recipe = AffinityRecipe(kernel=inp_kernel, symmetrize=symmetrize,
-                                     row_normalize=row_normalize, normalize=normalize)
+def tsne(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", normalize=True,
+         row_normalize=True, eps=EPS):
+    recipe = _recipe(inp_kernel, symmetrize, row_normalize, normalize)
+    return KLEmbedding(recipe=recipe, kernel=StudentT(), perplexity=perplexity,
+                       inp_kernel=recipe.kernel, symmetrize=recipe.symmetrize, normalize=normalize,
+                       row_normalize=row_normalize, eps=eps)
 
+
+def ssne(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", eps=EPS):
+    recipe = _recipe(inp_kernel, symmetrize, normalize=True)
+    return KLEmbedding(recipe=recipe, kernel=Gaussian(), perplexity=perplexity,
+                       inp_kernel=recipe.kernel, symmetrize=recipe.symmetrize, eps=eps)
+
+
+def hssne(perplexity=30.0, alpha=0.5, inp_kernel="gaussian", symmetrize="symmetric", eps=EPS):
+    recipe = _recipe(inp_kernel, symmetrize, normalize=True)
+    return KLEmbedding(recipe=recipe, kernel=HeavyTailed(alpha), perplexity=perplexity, alpha=alpha,
+                       inp_kernel=recipe.kernel, symmetrize=recipe.symmetrize, eps=eps)
+
+
+def _conditional(kernel, normalisation, **recipe_args):
+    def factory(perplexity=30.0, inp_kernel="gaussian", eps=EPS):
+        recipe = _recipe(inp_kernel, **recipe_args)
+        return KLEmbedding(recipe=recipe, kernel=kernel, normalisation=normalisation,
+                           perplexity=perplexity, inp_kernel=recipe.kernel, eps=eps)
+
+    return factory
+
+
+_SYM = dict(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", eps=EPS)
+_COND = dict(perplexity=30.0, inp_kernel="gaussian", eps=EPS)
 
 SPECS = [
-    MethodSpec(
-        name="tsne",
-        family="sne",
-        description="t-SNE: KL(P||Q) with Student-t output weights (van der Maaten & Hinton 2008)",
-        params=dict(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric",
-                    normalize=True, row_normalize=True, eps=EPS),
-        factory=TSNE,
-        doc=__doc__,
-        fd_variants=(dict(inp_kernel="knn"), dict(inp_kernel="exp"), dict(inp_kernel="sigma"),
-                     dict(symmetrize="mutual"), dict(symmetrize="fuzzy")),
-    ),
+    MethodSpec("tsne", "sne", "t-SNE: KL(P||Q) with Student-t output weights "
+               "(van der Maaten & Hinton 2008)",
+               dict(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric",
+                    normalize=True, row_normalize=True, eps=EPS), tsne,
+               fd_variants=(dict(inp_kernel="knn"), dict(inp_kernel="exp"),
+                            dict(inp_kernel="sigma"), dict(symmetrize="mutual"),
+                            dict(symmetrize="fuzzy"))),
+    MethodSpec("ssne", "sne", "Symmetric SNE: KL(P||Q) with Gaussian output weights "
+               "(Cook et al. 2007)", dict(_SYM), ssne),
+    MethodSpec("hssne", "sne", "Heavy-tailed symmetric SNE: output (alpha d2 + 1)^(-1/alpha), "
+               "alpha -> 0 is SSNE, 1 is t-SNE (Yang et al. 2009)",
+               dict(perplexity=30.0, alpha=0.5, inp_kernel="gaussian", symmetrize="symmetric",
+                    eps=EPS), hssne,
+               fd_variants=(dict(alpha=1e-8), dict(alpha=1.0), dict(alpha=1.5))),
+    MethodSpec("asne", "sne", "Asymmetric SNE: conditional P, row-normalised Gaussian Q "
+               "(Hinton & Roweis 2002)", dict(_COND), _conditional(Gaussian(), "row")),
+    MethodSpec("tasne", "sne", "t-ASNE (t-R-SNE): conditional P, row-normalised Student-t Q",
+               dict(_COND), _conditional(StudentT(), "row")),
+    MethodSpec("trmsne", "sne", "t-RM-SNE: row-normalised, unsymmetrised, matrix-normalised P; "
+               "matrix-normalised Student-t Q", dict(_COND),
+               _conditional(StudentT(), "matrix", normalize=True)),
+    MethodSpec("tmsne", "sne", "t-M-SNE: raw affinities matrix-normalised; matrix-normalised "
+               "Student-t Q", dict(_COND),
+               _conditional(StudentT(), "matrix", row_normalize=False, normalize=True)),
+    MethodSpec("trsrsne", "sne", "t-RSR-SNE: P row-normalised, symmetrised, row-normalised again; "
+               "row-normalised Student-t Q", dict(_COND),
+               _conditional(StudentT(), "row", symmetrize="average", rsr=True)),
+    MethodSpec("arsrsne", "sne", "ASNE with the RSR P (row-normalise, symmetrise, row-normalise)",
+               dict(_COND), _conditional(Gaussian(), "row", symmetrize="average", rsr=True)),
 ]

@@ -1,0 +1,544 @@
+"""The ``smallvis`` command: embed a dataset or a table, list methods and datasets.
+
+::
+
+    smallvis embed iris --plot iris.png
+    smallvis embed data.csv --labels species --method tsne --perplexity 15 --out emb.csv --metrics
+    smallvis methods [NAME]
+    smallvis datasets
+
+Exit status: 0 on success; 2 for bad input (one line ``smallvis: error: ...`` on stderr, no
+traceback; ``--verbose`` adds the traceback); 1 when out of memory; 130 when interrupted.
+Library warnings are shown as one line ``smallvis: warning: ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import sys
+import tempfile
+import textwrap
+import traceback
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._version import __version__
+
+PROG = "smallvis"
+METRIC_K = 15
+DATA_EXTENSIONS = (".csv", ".tsv", ".txt", ".dat", ".npy", ".gz", ".bz2", ".xz")
+_NOT_PARAMETERS = ("X", "epoch_callback", "ret_extra", "verbose", "progress")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``smallvis: error: <message> (see 'smallvis embed --help')``."""
+
+    def error(self, message):
+        self.exit(2, f"{PROG}: error: {message} (see '{self.prog} --help')\n")
+
+
+# ---------------------------------------------------------------------------------------------------
+# entry point
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default ``sys.argv[1:]``) and return the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # --help, --version, usage errors
+        return stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 2)
+    args.argv = argv
+    logger, restore = _setup_logging(getattr(args, "verbose", False))
+    try:
+        with warnings.catch_warnings():  # Python's default filters; only the display changes
+            warnings.showwarning = _show_warning
+            return args.run(args)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print(f"{PROG}: error: out of memory: try fewer points, --pca N, or another --engine",
+              file=sys.stderr)
+        return 1
+    except (ValueError, TypeError, KeyError, OSError) as err:  # FileNotFoundError is an OSError
+        if getattr(args, "verbose", False):
+            traceback.print_exc()
+        print(f"{PROG}: error: {_message(err)}", file=sys.stderr)
+        return 2
+    finally:
+        restore()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Neighbour-embedding visualisation (t-SNE and relatives).")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=_Parser)
+
+    e = sub.add_parser("embed", help="embed a dataset or a CSV/TSV/NPY file",
+                       description="Embed INPUT (a built-in dataset name or a .csv/.tsv/.txt/.npy "
+                                   "file; a file wins when both exist) and plot or save the result.")
+    e.add_argument("input", metavar="INPUT")
+    g = e.add_argument_group("method")
+    g.add_argument("--method", default=None, help="method name (see 'smallvis methods'); default tsne")
+    g.add_argument("--param", action="append", metavar="KEY=VALUE", help="method parameter (repeatable)")
+    g.add_argument("--perplexity", type=_number_or_name, metavar="P",
+                   help="perplexity (or neighbour count k for kNN methods); default 30")
+    g.add_argument("--k", type=int, metavar="K", help="output dimensions; default 2")
+    g = e.add_argument_group("input processing")
+    g.add_argument("--scale", metavar="MODE", help="absmax (default), scale, range or none")
+    g.add_argument("--pca", type=int, metavar="N", help="reduce the input to N principal components")
+    g.add_argument("--whiten", action="store_true", help="whiten the PCA components (default N = 50)")
+    g.add_argument("--labels", metavar="COLUMN",
+                   help="label column of a file (name or 0-based index): colours the plot")
+    g = e.add_argument_group("initialisation and optimisation")
+    g.add_argument("--init", metavar="NAME",
+                   help="rand (default), pca, spca, laplacian, normlaplacian, or a .npy/.csv matrix")
+    g.add_argument("--init-sdev", type=float, metavar="S", help="rescale the initial columns to sd S")
+    g.add_argument("--max-iter", type=int, metavar="N", help="iterations; default 1000")
+    g.add_argument("--eta", type=_number_or_name, metavar="ETA", help="learning rate or 'optsne'")
+    g.add_argument("--opt", metavar="NAME", help="optimiser; default dbd")
+    g.add_argument("--opt-param", action="append", metavar="KEY=VALUE",
+                   help="optimiser parameter (repeatable)")
+    g.add_argument("--exaggeration", type=float, metavar="F", help="early exaggeration factor")
+    g.add_argument("--stop-lying-iter", type=int, metavar="N", help="last early-exaggeration iteration")
+    g.add_argument("--late-exaggeration", type=float, metavar="F", help="late exaggeration factor")
+    g.add_argument("--start-late-lying-iter", type=int, metavar="N",
+                   help="iteration after which late exaggeration starts")
+    g.add_argument("--engine", metavar="NAME", help="auto (default), dense, exact, bh, fft, sgd")
+    g.add_argument("--seed", type=int, metavar="S",
+                   help="random seed (default: a fresh one, printed and recorded for reuse)")
+    g = e.add_argument_group("output")
+    g.add_argument("--plot", metavar="FILE.png", help="save a scatter plot (overwrites)")
+    g.add_argument("--out", metavar="FILE.csv|.npy",
+                   help="save the coordinates, plus FILE.json with parameters, costs and metrics")
+    g.add_argument("--force", action="store_true", help="let --out overwrite existing files")
+    g.add_argument("--metrics", action="store_true",
+                   help=f"compute kNN preservation and trustworthiness at k = {METRIC_K}")
+    talk = g.add_mutually_exclusive_group()
+    talk.add_argument("--verbose", "-v", action="store_true", help="log progress details")
+    talk.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    e.set_defaults(run=_cmd_embed)
+
+    m = sub.add_parser("methods", help="list the embedding methods",
+                       description="List the registered methods, or describe one.")
+    m.add_argument("name", nargs="?", metavar="NAME")
+    m.set_defaults(run=_cmd_methods)
+    d = sub.add_parser("datasets", help="list the built-in datasets",
+                       description="List the built-in datasets usable as INPUT of 'smallvis embed'.")
+    d.set_defaults(run=_cmd_datasets)
+    return parser
+
+
+# ---------------------------------------------------------------------------------------------------
+# parsing helpers
+
+
+def parse_value(text: str):
+    """A KEY=VALUE value: int, float, true/false, none/null, a JSON list, else the string itself."""
+    t = text.strip()
+    low = t.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    for convert in (int, float):
+        try:
+            return convert(t)
+        except ValueError:
+            pass
+    if t.startswith("["):
+        try:
+            return json.loads(t)
+        except json.JSONDecodeError:
+            raise ValueError(f"cannot read {t!r} as a list; write e.g. [5, 30, 50]") from None
+    return t
+
+
+def parse_params(items: Sequence[str] | None, option: str) -> dict:
+    """``["a=1", "b=x"]`` -> ``{"a": 1, "b": "x"}``; ``ValueError`` naming ``option`` when malformed."""
+    out = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            raise ValueError(f"{option} expects KEY=VALUE (e.g. {option} eps=1e-9); got {item!r}")
+        out[key] = parse_value(value)
+    return out
+
+
+def _number_or_name(text: str):
+    value = parse_value(text)
+    if isinstance(value, bool) or value is None or isinstance(value, list):
+        raise argparse.ArgumentTypeError(f"expected a number or a name, got {text!r}")
+    return value
+
+
+def _message(err: BaseException) -> str:
+    if isinstance(err, KeyError) and err.args:
+        text = str(err.args[0])
+    elif isinstance(err, OSError) and err.filename and err.strerror:
+        text = f"{err.strerror}: {err.filename}"
+    else:
+        text = str(err) or type(err).__name__
+    return " ".join(text.split())
+
+
+def _write_stderr(text: str) -> None:
+    """Print a line on stderr without garbling a progress bar that may be on screen."""
+    from tqdm import tqdm
+
+    tqdm.write(text, file=sys.stderr)
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    _write_stderr(f"{PROG}: warning: {' '.join(str(message).split())}")
+
+
+class _BarSafeHandler(logging.Handler):
+    def emit(self, record):
+        try:
+            _write_stderr(self.format(record))
+        except Exception:  # noqa: BLE001 - logging must never raise
+            self.handleError(record)
+
+
+class _CLIFormatter(logging.Formatter):
+    def format(self, record):
+        if record.levelno >= logging.WARNING:
+            return f"{PROG}: {record.levelname.lower()}: {' '.join(record.getMessage().split())}"
+        return f"{self.formatTime(record, '%H:%M:%S')} {record.getMessage()}"
+
+
+def _setup_logging(verbose: bool):
+    """Show the library's warnings (and INFO with --verbose) on stderr; return (logger, undo)."""
+    logger = logging.getLogger("smallvis")
+    handler = _BarSafeHandler()
+    handler.setFormatter(_CLIFormatter())
+    old_level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO if verbose else logging.WARNING)
+
+    def restore():
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+
+    return logger, restore
+
+
+# ---------------------------------------------------------------------------------------------------
+# embed
+
+
+@dataclass
+class _Input:
+    X: object
+    labels: object
+    label_name: str | None
+    label_kind: str
+    info: dict = field(default_factory=dict)
+    dropped: list = field(default_factory=list)
+
+
+def _load_input(source: str, labels: str | None) -> _Input:
+    """A file when one exists at ``source``; else a built-in dataset."""
+    path = Path(source)
+    if path.exists():
+        from .tabular import read_table
+
+        t = read_table(path, labels)
+        info = {"source": "file", "path": str(path.resolve()), "columns": t.columns,
+                "label_column": t.label_name, "dropped_columns": t.dropped}
+        return _Input(t.X, t.labels, t.label_name, "auto", info, t.dropped)
+    if path.suffix.lower() in DATA_EXTENSIONS or os.sep in source or "/" in source:
+        raise FileNotFoundError(f"input file not found: {source}")
+    from ._names import InvalidNameError
+    from .datasets import load_dataset
+
+    try:
+        ds = load_dataset(source)
+    except InvalidNameError as err:
+        raise InvalidNameError(f"no file named {source!r}, and {err}") from None
+    if labels is not None:
+        raise ValueError(f"--labels is for files; dataset {ds.name!r} has its own labels "
+                         f"({ds.label_name})")
+    info = {"source": "dataset", "name": ds.name, "description": ds.description,
+            "label_column": ds.label_name}
+    return _Input(ds.X, ds.labels, ds.label_name, ds.label_kind, info)
+
+
+def _smallvis_kwargs(args) -> dict:
+    """The arguments for ``smallvis()`` that the command line sets (the rest keep their defaults)."""
+    kw = {}
+    params = parse_params(args.param, "--param")
+    if args.method is not None or params:
+        name = args.method or "tsne"
+        kw["method"] = (name, params) if params else name
+    opt_params = parse_params(args.opt_param, "--opt-param")
+    if args.opt is not None or opt_params:
+        name = args.opt or "dbd"
+        kw["opt"] = (name, opt_params) if opt_params else name
+    simple = {"perplexity": "perplexity", "k": "k", "init_sdev": "Y_init_sdev", "scale": "scale",
+              "max_iter": "max_iter", "eta": "eta", "exaggeration": "exaggeration_factor",
+              "stop_lying_iter": "stop_lying_iter", "late_exaggeration": "late_exaggeration_factor",
+              "start_late_lying_iter": "start_late_lying_iter", "engine": "engine"}
+    for option, name in simple.items():
+        value = getattr(args, option)
+        if value is not None:
+            kw[name] = value
+    if args.pca is not None:
+        kw["pca"], kw["initial_dims"] = True, args.pca
+    if args.whiten:
+        kw["pca"] = "whiten"
+    if args.init is not None:
+        kw["Y_init"] = _init_value(args.init)
+    return kw
+
+
+def _init_value(text: str):
+    path = Path(text)
+    if path.exists():
+        from .tabular import read_table
+
+        return read_table(path).X
+    if path.suffix.lower() in DATA_EXTENSIONS:
+        raise FileNotFoundError(f"--init file not found: {text}")
+    return text
+
+
+def _check_outputs(args) -> tuple[Path | None, Path | None]:
+    """Validate --out/--plot before the (possibly long) run: (coordinates path, sidecar path)."""
+    out = sidecar = None
+    if args.out is not None:
+        out = Path(args.out)
+        if out.suffix.lower() not in (".csv", ".npy"):
+            raise ValueError(f"--out must name a .csv or .npy file; got {args.out!r}")
+        if not out.parent.exists():
+            raise ValueError(f"--out: folder {out.parent} does not exist")
+        sidecar = out.with_suffix(".json")
+        existing = [p for p in (out, sidecar) if p.exists()]
+        if existing and not args.force:
+            raise ValueError(f"{existing[0]} already exists: use --force to overwrite")
+    if args.plot is not None:
+        from .plot import check_plot_path
+
+        check_plot_path(args.plot)
+        if out is not None and Path(args.plot).resolve() in (out.resolve(), sidecar.resolve()):
+            raise ValueError("--plot and --out must name different files")
+    return out, sidecar
+
+
+def _cmd_embed(args) -> int:
+    kwargs = _smallvis_kwargs(args)
+    out, sidecar = _check_outputs(args)
+    data = _load_input(args.input, args.labels)
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little") >> 1
+    from .api import smallvis
+
+    # a bar only on a terminal (not in logs or pipes) and not with --verbose (which logs each epoch)
+    progress = not (args.quiet or args.verbose) and sys.stderr.isatty()
+    res = smallvis(data.X, ret_extra=True, random_state=seed, verbose=args.verbose,
+                   progress=progress, **kwargs)
+    if args.metrics:
+        res.metrics = compute_metrics(data.X, res.Y)
+    title = plot_title(res)
+    if args.plot is not None:
+        from .plot import plot_embedding
+
+        plot_embedding(res.Y, data.labels, title=title, path=args.plot,
+                       label_kind=data.label_kind, label_name=data.label_name)
+    if out is not None:
+        record = _record(args, kwargs, data, seed, res)
+        write_coordinates(out, res.Y, data.labels, data.label_name)
+        _atomic_write(sidecar, lambda fh: fh.write(json.dumps(record, indent=1) + "\n"))
+    if not args.quiet:
+        _report(args, data, res, seed, out, sidecar)
+    return 0
+
+
+def compute_metrics(X, Y, k: int = METRIC_K) -> dict:
+    """kNN preservation (and trustworthiness where affordable) at ``k``; skipped when n is too small."""
+    from .metrics import TRUSTWORTHINESS_MAX_N, knn_preservation, trustworthiness
+
+    n = len(Y)
+    out = {"k": k}
+    if k >= n:
+        logging.getLogger("smallvis").warning("metrics skipped: need more than %d points", k)
+        return out
+    out["knn_preservation"] = knn_preservation(X, Y, k)
+    if k < n / 2 and n <= TRUSTWORTHINESS_MAX_N:
+        out["trustworthiness"] = trustworthiness(X, Y, k)
+    return out
+
+
+def method_name(method) -> str:
+    """Canonical name of a ``method`` argument (``"ts"`` -> ``"tsne"``)."""
+    from .methods import split_spec
+
+    return split_spec(method)[0]
+
+
+def plot_title(res) -> str:
+    """``"<method>, perplexity <p> — final cost <c>"`` (perplexity left out when not a single number)."""
+    parts = [method_name(res.method)]
+    p = res.perplexity
+    if isinstance(p, (int, float)) and not isinstance(p, bool):
+        parts.append(f"perplexity {p:g}")
+    return ", ".join(parts) + f" — final cost {res.cost:.4g}"
+
+
+def write_coordinates(path: Path, Y, labels=None, label_name=None) -> None:
+    """Coordinates to ``.csv`` (header Y1..Yk, plus the label column) or ``.npy``, atomically."""
+    import numpy as np
+
+    if path.suffix.lower() == ".npy":
+        _atomic_write(path, lambda fh: np.save(fh, np.asarray(Y)), binary=True)
+        return
+    import pandas as pd
+
+    frame = pd.DataFrame(np.asarray(Y), columns=[f"Y{j + 1}" for j in range(Y.shape[1])])
+    if labels is not None:
+        frame[label_name or "label"] = labels
+    _atomic_write(path, lambda fh: frame.to_csv(fh, index=False, lineterminator="\n"))
+
+
+def _atomic_write(path: Path, write, binary: bool = False) -> None:
+    """Write through a temporary file in the same folder, then ``os.replace`` it onto ``path``."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"newline": ""})) as fh:
+            write(fh)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _record(args, kwargs, data, seed, res) -> dict:
+    """The JSON sidecar: resolved parameters, input, result summary, itercosts, metrics, timings."""
+    import inspect
+    from datetime import datetime, timezone
+
+    from .api import smallvis
+
+    params = {name: p.default for name, p in inspect.signature(smallvis).parameters.items()
+              if name not in _NOT_PARAMETERS}
+    params.update(kwargs)
+    params["random_state"] = seed
+    if "Y_init" in kwargs and not isinstance(kwargs["Y_init"], str):
+        params["Y_init"] = f"matrix from {args.init}"
+    result = res.to_dict()
+    for bulky in ("Y", "costs"):
+        result.pop(bulky, None)
+    result["method_name"] = method_name(res.method)
+    result["final_cost"] = res.cost
+    return _jsonable({
+        "smallvis_version": __version__,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": [PROG, *args.argv],
+        "input": {**data.info, "n": int(data.X.shape[0]), "dims": int(data.X.shape[1])},
+        "seed": seed,
+        "parameters": params,
+        "result": result,
+        "metrics": res.metrics,
+        "outputs": {"coordinates": args.out, "plot": args.plot},
+    })
+
+
+def _jsonable(value):
+    """Plain JSON data: numpy scalars/arrays to Python, tuples to lists, non-finite floats to None."""
+    import numpy as np
+
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def _report(args, data, res, seed, out, sidecar) -> None:
+    if data.dropped and args.labels is None:
+        names = ", ".join(map(repr, data.dropped))
+        print(f"note: non-numeric column(s) {names} not used; --labels {data.dropped[0]} "
+              "would colour the plot by it")
+    if res.metrics:
+        shown = [f"{name.replace('_', ' ')}@{res.metrics['k']} {value:.4f}"
+                 for name, value in res.metrics.items() if name != "k"]
+        if shown:
+            print("metrics: " + ", ".join(shown))
+    where = []
+    if args.plot is not None:
+        where.append(f"plot {args.plot}")
+    if out is not None:
+        where.append(f"coordinates {out} (+ {sidecar.name})")
+    if not where:
+        print("nothing saved: add --plot FILE.png to see the embedding, --out FILE.csv to keep it")
+    n, k = res.Y.shape
+    print(f"{method_name(res.method)}: {n} points -> {k}-D, {res.iter} iterations, final cost "
+          f"{res.cost:.4g}, {res.time_secs:.2f} s, seed {seed}" + (f"; {', '.join(where)}" if where else ""))
+
+
+# ---------------------------------------------------------------------------------------------------
+# methods, datasets
+
+
+def _cmd_methods(args) -> int:
+    from ._names import match_name
+    from .methods import list_methods
+
+    infos = list_methods()
+    if args.name:
+        chosen = match_name(args.name, [i.name for i in infos], "method")
+        info = next(i for i in infos if i.name == chosen)
+        print(f"{info.name}  (family: {info.family}; engines: {', '.join(info.engines) or '-'})")
+        print(textwrap.fill(info.description, 96, initial_indent="  ", subsequent_indent="  "))
+        print("parameters (set with --param KEY=VALUE):")
+        width = max((len(p) for p in info.params), default=0)
+        for name, default in info.params.items():
+            print(f"  {name:<{width}}  {default!r}")
+        print(f"example: smallvis embed iris --method {info.name}")
+        return 0
+    width = max(len(i.name) for i in infos + [argparse.Namespace(name="NAME")])
+    fam = max(len(i.family) for i in infos + [argparse.Namespace(family="FAMILY")])
+    print(f"{'NAME':<{width}}  {'FAMILY':<{fam}}  DESCRIPTION")
+    for info in infos:
+        print(f"{info.name:<{width}}  {info.family:<{fam}}  {info.description}")
+        params = ", ".join(f"{k}={v!r}" for k, v in info.params.items())
+        indent = " " * (width + 2)
+        print(textwrap.fill(f"params: {params}", 100, initial_indent=indent, subsequent_indent=indent + "  "))
+    print(f"\n{len(infos)} methods; 'smallvis methods NAME' for details")
+    return 0
+
+
+def _cmd_datasets(args) -> int:
+    from .datasets import list_datasets
+
+    specs = list_datasets()
+    rows = [(s.name, f"{s.n} x {s.dims}", s.label_kind, s.description) for s in specs]
+    widths = [max(len(r[i]) for r in rows + [("NAME", "SIZE", "LABELS", "")]) for i in range(3)]
+    print(f"{'NAME':<{widths[0]}}  {'SIZE':<{widths[1]}}  {'LABELS':<{widths[2]}}  DESCRIPTION")
+    for r in rows:
+        print(f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:<{widths[2]}}  {r[3]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,224 @@
+"""Static scatter plots of an embedding (matplotlib, imported on first use; never ``plt.show``).
+
+>>> fig = plot_embedding(Y, labels=species, title="tsne, perplexity 30", path="iris.png")
+
+Figures are built with ``matplotlib.figure.Figure`` directly, without pyplot, so nothing is drawn on
+screen, no global figure list grows, and any backend the caller has selected is left alone.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._logging import logger
+
+MAX_LEGEND_CLASSES = 60
+NONE_COLOUR = "#3a6ea5"
+MISSING_COLOUR = "#bbbbbb"
+
+
+def infer_label_kind(labels, kind: str = "auto") -> str:
+    """``"class"``, ``"continuous"`` or ``"none"`` for ``labels``.
+
+    ``auto``: text, booleans, and numbers with at most 20 distinct whole values (or at most 10 distinct
+    values of any kind) are classes; other numbers are continuous.
+    """
+    if labels is None:
+        return "none"
+    if kind != "auto":
+        if kind not in ("class", "continuous", "none"):
+            raise ValueError(f"label_kind must be 'auto', 'class', 'continuous' or 'none'; got {kind!r}")
+        return kind
+    values = _as_float(labels)
+    if values is None:
+        return "class"
+    uniq = np.unique(values[np.isfinite(values)])
+    if len(uniq) <= 10 or (len(uniq) <= 20 and np.all(uniq == np.round(uniq))):
+        return "class"
+    return "continuous"
+
+
+def categorical_colours(m: int) -> list:
+    """``m`` distinct colours: tab10, then tab20 (dark shades first), tab20b/c, then golden-ratio hues."""
+    from matplotlib import colormaps
+    from matplotlib.colors import hsv_to_rgb
+
+    tab20 = list(colormaps["tab20"].colors)
+    base = list(colormaps["tab10"].colors) if m <= 10 else tab20[0::2] + tab20[1::2]
+    if m > len(base):
+        base += list(colormaps["tab20b"].colors) + list(colormaps["tab20c"].colors)
+    extra = max(0, m - len(base))
+    hues = (0.618033988749895 * np.arange(extra)) % 1.0
+    base += [tuple(hsv_to_rgb((h, 0.65, 0.85 - 0.25 * (i % 2)))) for i, h in enumerate(hues)]
+    return base[:m]
+
+
+def marker_size(n: int) -> float:
+    """Scatter marker area (points^2) for ``n`` points: large for tens of points, small for 10^5."""
+    return float(np.clip(300.0 / math.sqrt(max(n, 1)), 0.5, 30.0))
+
+
+def check_plot_path(path) -> None:
+    """Raise ``ValueError`` if matplotlib cannot write ``path`` (unknown extension, missing folder)."""
+    from pathlib import Path
+
+    from matplotlib.figure import Figure
+
+    path = Path(path)
+    formats = Figure().canvas.get_supported_filetypes()
+    ext = path.suffix.lower().lstrip(".")
+    if ext not in formats:
+        raise ValueError(f"cannot write a plot to {path}: use one of .{', .'.join(sorted(formats))}")
+    if not path.parent.exists():
+        raise ValueError(f"cannot write a plot to {path}: folder {path.parent} does not exist")
+
+
+def plot_embedding(Y, labels=None, title=None, path=None, ax=None, *, label_kind="auto",
+                   label_name=None, dpi: int = 150):
+    """Scatter plot of an embedding, coloured by ``labels``.
+
+    Parameters
+    ----------
+    Y : array (n, k)
+        Coordinates. k = 1 is drawn as a strip with vertical jitter; for k >= 3 the first two
+        dimensions are drawn and the title says so.
+    labels : array (n,), optional
+        Classes (distinct colours and a legend) or a continuous value (a colour map and a colour bar),
+        see :func:`infer_label_kind`. Without labels all points have one colour.
+    title : str, optional
+    path : str or Path, optional
+        Where to save the figure; the format follows the extension (``.png``, ``.pdf``, ``.svg``...).
+    ax : matplotlib Axes, optional
+        Draw into this Axes instead of a new figure.
+    label_kind : {"auto", "class", "continuous"}
+        Override the automatic choice of :func:`infer_label_kind`.
+    label_name : str, optional
+        Legend / colour bar title.
+    dpi : int
+        Resolution of saved raster images.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    Y = np.asarray(Y, dtype=np.float64)
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    if Y.ndim != 2 or Y.shape[0] == 0:
+        raise ValueError(f"Y must be a non-empty (n, k) array; got shape {Y.shape}")
+    n, k = Y.shape
+    if labels is not None:
+        labels = np.asarray(labels)
+        if labels.shape != (n,):
+            raise ValueError(f"labels must have one entry per point ({n}); got shape {labels.shape}")
+    kind = infer_label_kind(labels, label_kind)
+    if ax is None:
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=_figure_size(Y, kind), dpi=dpi, layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    if k == 1:
+        x, y = Y[:, 0], np.random.default_rng(0).uniform(-1.0, 1.0, n)
+        ax.set_ylim(-1.8, 1.8)
+        note = "1-D, vertical jitter"
+    else:
+        x, y = Y[:, 0], Y[:, 1]
+        ax.set_aspect("equal", adjustable="datalim")
+        note = f"dims 1-2 of {k}" if k > 2 else None
+    order = np.random.default_rng(0).permutation(n)  # no class is drawn systematically on top
+    style = dict(s=marker_size(n), linewidths=0, alpha=0.85 if n < 5000 else 0.6, rasterized=n > 20000)
+    if kind == "class":
+        _draw_classes(ax, x, y, labels, order, style, label_name)
+    elif kind == "continuous":
+        _draw_continuous(fig, ax, x, y, labels, order, style, label_name)
+    else:
+        ax.scatter(x[order], y[order], color=NONE_COLOUR, **style)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    full = " ".join(p for p in (title, f"({note})" if note else None) if p)
+    if full:
+        ax.set_title(full, fontsize=10)
+    if path is not None:
+        fig.savefig(path, dpi=dpi, bbox_inches="tight", facecolor="white")
+        logger.info("plot written to %s", path)
+    return fig
+
+
+def _figure_size(Y: np.ndarray, kind: str) -> tuple[float, float]:
+    """Width 6.4 in; the height follows the data's aspect ratio (clipped) so little space is wasted."""
+    if Y.shape[1] == 1:
+        return 6.4, 2.2
+    finite = Y[np.all(np.isfinite(Y[:, :2]), axis=1), :2]
+    spans = np.ptp(finite, axis=0) if len(finite) else np.ones(2)
+    ratio = float(np.clip(spans[1] / spans[0], 0.6, 1.3)) if spans[0] > 0 else 1.0
+    axes_width = 5.6 if kind == "none" else 5.0
+    return 6.4, round(axes_width * ratio + 0.45, 2)
+
+
+def _as_float(labels):
+    """Labels as float64, or None when they are text/booleans."""
+    labels = np.asarray(labels)
+    if labels.dtype.kind in "iuf":
+        return labels.astype(np.float64)
+    if labels.dtype.kind == "O":
+        try:
+            if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+                   for v in labels):
+                return labels.astype(np.float64)
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def _categories(labels) -> list:
+    """Distinct labels: sorted when numeric, in order of first appearance otherwise."""
+    values = _as_float(labels)
+    if values is not None:
+        return list(np.unique(labels))
+    _, first = np.unique(labels.astype(str), return_index=True)
+    return [labels[i] for i in sorted(first)]
+
+
+def _draw_classes(ax, x, y, labels, order, style, label_name):
+    from matplotlib.lines import Line2D
+
+    cats = _categories(labels)
+    colours = categorical_colours(len(cats))
+    index = {str(c): i for i, c in enumerate(cats)}
+    codes = np.array([index[str(v)] for v in labels])
+    ax.scatter(x[order], y[order], color=[colours[c] for c in codes[order]], **style)
+    if len(cats) > MAX_LEGEND_CLASSES:
+        logger.info("%d classes: legend omitted", len(cats))
+        return
+    handles = [Line2D([], [], marker="o", linestyle="", markersize=5, markeredgewidth=0,
+                      color=colours[i], label=_fmt(c)) for i, c in enumerate(cats)]
+    ax.legend(handles=handles, title=label_name, loc="center left", bbox_to_anchor=(1.01, 0.5),
+              frameon=False, fontsize=8, title_fontsize=8, handletextpad=0.2, borderaxespad=0.0,
+              labelspacing=0.3, ncol=math.ceil(len(cats) / 20))
+
+
+def _draw_continuous(fig, ax, x, y, labels, order, style, label_name):
+    values = _as_float(labels)
+    if values is None:
+        raise ValueError("continuous labels must be numbers")
+    ok = np.isfinite(values[order])
+    if not ok.all():
+        ax.scatter(x[order][~ok], y[order][~ok], color=MISSING_COLOUR, **style)
+    sc = ax.scatter(x[order][ok], y[order][ok], c=values[order][ok], cmap="viridis", **style)
+    bar = fig.colorbar(sc, ax=ax, shrink=0.75, pad=0.02)
+    bar.outline.set_visible(False)
+    bar.ax.tick_params(labelsize=8)
+    if label_name:
+        bar.set_label(label_name, fontsize=8)
+
+
+def _fmt(value) -> str:
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value)

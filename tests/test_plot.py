@@ -1,0 +1,104 @@
+"""Scatter plots: every label kind and output dimension writes a readable image."""
+
+import numpy as np
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+from matplotlib.image import imread  # noqa: E402
+
+from smallvis.plot import (categorical_colours, check_plot_path, infer_label_kind,  # noqa: E402
+                           marker_size, plot_embedding)
+
+RNG = np.random.default_rng(0)
+Y2 = RNG.normal(size=(200, 2))
+
+
+def check_png(path):
+    image = imread(path)
+    assert image.ndim == 3 and image.shape[2] in (3, 4)
+    assert image.shape[0] > 100 and image.shape[1] > 100
+    assert image[..., :3].std() > 0  # something was drawn
+
+
+@pytest.mark.parametrize("labels, kind", [
+    (np.repeat(["a", "b", "c", "d"], 50), "class"),
+    (np.repeat(np.arange(10), 20), "class"),
+    (RNG.uniform(size=200), "continuous"),
+    (None, "none"),
+])
+def test_label_kinds_write_png(tmp_path, labels, kind):
+    assert infer_label_kind(labels) == kind
+    path = tmp_path / f"{kind}.png"
+    fig = plot_embedding(Y2, labels, title="t", path=path, label_name="lab")
+    check_png(path)
+    ax = fig.axes[0]
+    assert ax.get_title() == "t"
+    assert ax.get_xticks().size == 0 and ax.get_yticks().size == 0
+    if kind == "class":
+        legend = ax.get_legend()
+        assert legend is not None and legend.get_title().get_text() == "lab"
+        assert len(legend.get_texts()) == len(np.unique(labels))
+    if kind == "continuous":
+        assert len(fig.axes) == 2  # the colour bar
+
+
+def test_one_dimensional_embedding(tmp_path):
+    fig = plot_embedding(Y2[:, 0], np.repeat([0, 1], 100), title="k1", path=tmp_path / "k1.png")
+    check_png(tmp_path / "k1.png")
+    assert "1-D" in fig.axes[0].get_title()
+
+
+def test_three_dimensional_embedding_plots_first_two(tmp_path):
+    Y3 = RNG.normal(size=(200, 3))
+    fig = plot_embedding(Y3, title="k3", path=tmp_path / "k3.png")
+    check_png(tmp_path / "k3.png")
+    assert fig.axes[0].get_title() == "k3 (dims 1-2 of 3)"
+    offsets = fig.axes[0].collections[0].get_offsets()
+    assert sorted(map(tuple, np.asarray(offsets))) == sorted(map(tuple, Y3[:, :2]))
+
+
+def test_other_formats_and_existing_axes(tmp_path):
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    ax = fig.add_subplot()
+    assert plot_embedding(Y2, np.repeat(["x", "y"], 100), ax=ax) is fig
+    plot_embedding(Y2, path=tmp_path / "p.svg")
+    assert (tmp_path / "p.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_many_classes_and_forced_kind(tmp_path):
+    labels = np.arange(200) % 40
+    assert infer_label_kind(labels) == "continuous"
+    fig = plot_embedding(Y2, labels, label_kind="class", path=tmp_path / "c.png")
+    assert len(fig.axes[0].get_legend().get_texts()) == 40
+    check_png(tmp_path / "c.png")
+
+
+def test_colours_are_distinct():
+    for m in (3, 10, 20, 25, 70):
+        colours = categorical_colours(m)
+        assert len(colours) == m
+        assert len({tuple(np.round(c[:3], 4)) for c in colours}) == m
+
+
+def test_infer_label_kind_rules():
+    assert infer_label_kind(np.array([True, False] * 5)) == "class"
+    assert infer_label_kind(np.array([0.5, 1.5, 2.5])) == "class"
+    assert infer_label_kind(np.arange(100)) == "continuous"
+    assert infer_label_kind(np.array(["a"] * 100, dtype=object)) == "class"
+    with pytest.raises(ValueError, match="label_kind"):
+        infer_label_kind(np.arange(3), "colour")
+
+
+def test_marker_size_shrinks_with_n():
+    assert marker_size(10) > marker_size(1000) > marker_size(100000) > 0
+
+
+def test_bad_arguments(tmp_path):
+    with pytest.raises(ValueError, match="one entry per point"):
+        plot_embedding(Y2, labels=np.arange(3))
+    with pytest.raises(ValueError, match=r"cannot write a plot to .*\.xyz"):
+        check_plot_path(tmp_path / "p.xyz")
+    with pytest.raises(ValueError, match="does not exist"):
+        check_plot_path(tmp_path / "nodir" / "p.png")

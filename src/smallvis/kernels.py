@@ -19,6 +19,7 @@ class OutputKernel:
 
     name = "kernel"
     clamp_q = False
+    symmetric = True  # W_ij = W_ji
 
     def weights(self, d2: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
         raise NotImplementedError
@@ -72,3 +73,24 @@ class HeavyTailed(OutputKernel):
 
     def grad_factor(self, d2, W):
         return 1.0 / (1.0 + self.alpha * d2)
+
+
+class RowScaled(OutputKernel):
+    """A kernel evaluated at ``beta_i d^2_ij``: per-point output bandwidths (the "B" methods).
+
+    ``w_ij = base(beta_i d^2_ij)`` and ``g_ij = beta_i g_base(beta_i d^2_ij)``; W is not symmetric.
+    """
+
+    symmetric = False
+
+    def __init__(self, base: OutputKernel, beta: np.ndarray):
+        self.base = base
+        self.beta = np.asarray(beta, dtype=np.float64)[:, None]
+        self.name = f"{base.name} with input bandwidths"
+        self.clamp_q = base.clamp_q
+
+    def weights(self, d2):
+        return self.base.weights(self.beta * d2)
+
+    def grad_factor(self, d2, W):
+        return self.beta * self.base.grad_factor(self.beta * d2, W)

@@ -15,7 +15,9 @@ from __future__ import annotations
 from .._names import match_name
 from ..affinity import INPUT_KERNELS, SYMMETRIZE, AffinityRecipe
 from ..input.distances import squared_distances
-from ..kernels import Gaussian, HeavyTailed, OutputKernel, StudentT
+import numpy as np
+
+from ..kernels import Gaussian, HeavyTailed, OutputKernel, RowScaled, StudentT
 from .base import EPS, Method, MethodSpec
 from .divergences import KL, output_probabilities, plogp_constant
 
@@ -31,20 +33,45 @@ class KLEmbedding(Method):
         self.divergence = KL(normalisation)
         self.symmetric_p = recipe.symmetrize != "none" and not recipe.renormalize_rows
 
+    def output_kernel(self, state) -> OutputKernel:
+        """The kernel for this run (bandwidth methods build theirs from the calibrated betas)."""
+        return self.kernel
+
     def terms(self, d2, state, exaggeration, *, cost, grad):
         P = state.P if exaggeration == 1.0 else exaggeration * state.P
-        W = self.kernel.weights(d2)
-        g = self.kernel.grad_factor(d2, W) if grad else None
+        kernel = self.output_kernel(state)
+        W = kernel.weights(d2)
+        g = kernel.grad_factor(d2, W) if grad else None
         const = state.cached("plogp", exaggeration, lambda: plogp_constant(P, self.eps)) if cost else None
-        return self.divergence.terms(P, W, g, const, self.eps, clamp_q=self.kernel.clamp_q,
-                                     symmetric=self.symmetric_p, cost=cost, grad=grad)
+        return self.divergence.terms(P, W, g, const, self.eps, clamp_q=kernel.clamp_q,
+                                     symmetric=self.symmetric_p and kernel.symmetric,
+                                     cost=cost, grad=grad)
 
     def export(self, state, name, Y):
         if name == "Q":
-            W = self.kernel.weights(squared_distances(Y))
+            kernel = self.output_kernel(state)
+            W = kernel.weights(squared_distances(Y))
             return output_probabilities(W, self.divergence.normalisation,
-                                        self.eps if self.kernel.clamp_q else None)
+                                        self.eps if kernel.clamp_q else None)
         return super().export(state, name, Y)
+
+
+class BandwidthEmbedding(KLEmbedding):
+    """KL embedding whose output kernel uses each point's calibrated input precision ``beta_i``
+    (or a constant ``beta`` when given): ``w_ij = base(beta_i d^2_ij)``."""
+
+    def output_kernel(self, state):
+        if "kernel" not in state.data:
+            beta = self.params.get("beta")
+            if beta is None:
+                beta = state.affinities.beta
+                if beta is None:
+                    raise ValueError(f"method {self.name!r} needs input bandwidths: use an input "
+                                     f"kernel with precisions (gaussian, exp or sigma)")
+            else:
+                beta = np.full(state.P.shape[0], float(beta))
+            state.data["kernel"] = RowScaled(self.kernel, beta)
+        return state.data["kernel"]
 
 
 def _recipe(inp_kernel, symmetrize="none", row_normalize=True, normalize=False, rsr=False):
@@ -82,8 +109,21 @@ def _conditional(kernel, normalisation, **recipe_args):
     return factory
 
 
+def _bandwidth(kernel, normalisation, **recipe_args):
+    def factory(perplexity=30.0, inp_kernel="gaussian", beta=None, eps=EPS):
+        if beta is not None and not float(beta) > 0:
+            raise ValueError(f"beta (output precision) must be positive; got {beta}")
+        recipe = _recipe(inp_kernel, **recipe_args)
+        return BandwidthEmbedding(recipe=recipe, kernel=kernel, normalisation=normalisation,
+                                  perplexity=perplexity, inp_kernel=recipe.kernel, beta=beta,
+                                  eps=eps)
+
+    return factory
+
+
 _SYM = dict(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", eps=EPS)
 _COND = dict(perplexity=30.0, inp_kernel="gaussian", eps=EPS)
+_BAND = dict(perplexity=30.0, inp_kernel="gaussian", beta=None, eps=EPS)
 
 SPECS = [
     MethodSpec("tsne", "sne", "t-SNE: KL(P||Q) with Student-t output weights "
@@ -115,4 +155,15 @@ SPECS = [
                _conditional(StudentT(), "row", symmetrize="average", rsr=True)),
     MethodSpec("arsrsne", "sne", "ASNE with the RSR P (row-normalise, symmetrise, row-normalise)",
                dict(_COND), _conditional(Gaussian(), "row", symmetrize="average", rsr=True)),
+    MethodSpec("btsne", "bandwidth", "t-SNE with input bandwidths in the output kernel: "
+               "w = 1/(1 + beta_i d2)", dict(_BAND),
+               _bandwidth(StudentT(), "matrix", symmetrize="symmetric", normalize=True),
+               fd_variants=(dict(beta=2.0),)),
+    MethodSpec("bssne", "bandwidth", "SSNE with input bandwidths: Q = exp(-beta_i d2) / sum",
+               dict(_BAND), _bandwidth(Gaussian(), "matrix", symmetrize="symmetric",
+                                       normalize=True)),
+    MethodSpec("basne", "bandwidth", "ASNE with input bandwidths: row-normalised exp(-beta_i d2)",
+               dict(_BAND), _bandwidth(Gaussian(), "row")),
+    MethodSpec("btasne", "bandwidth", "t-ASNE with input bandwidths: row-normalised "
+               "1/(1 + beta_i d2)", dict(_BAND), _bandwidth(StudentT(), "row")),
 ]

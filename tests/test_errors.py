@@ -118,3 +118,14 @@ def test_dense_memory_refused_before_allocation():
     with pytest.raises(MemoryError, match=r"needs about \d+ GiB for 200000 points"):
         check_dense_memory(200_000, budget=24 * 2**30)
     check_dense_memory(1000, budget=24 * 2**30)
+
+
+@pytest.mark.parametrize("beta", [0, -1.0])
+def test_bandwidth_beta_must_be_positive(iris10, beta):
+    with pytest.raises(ValueError, match=r"beta \(output precision\) must be positive"):
+        smallvis(iris10, method=("btsne", {"beta": beta}), perplexity=5, max_iter=1)
+
+
+def test_bandwidth_methods_need_precisions(iris10):
+    with pytest.raises(ValueError, match="needs input bandwidths"):
+        smallvis(iris10, method=("btsne", {"inp_kernel": "knn"}), perplexity=3, max_iter=1)

@@ -41,9 +41,15 @@ def test_bad_options(iris10, kw, pattern):
 
 
 def test_names_match_by_prefix_and_case(iris10):
-    Y = smallvis(iris10, method="TS", perplexity=5, Y_init="SPC", scale="ABS", opt="DB",
+    Y = smallvis(iris10, method="TSNE", perplexity=5, Y_init="SPC", scale="ABS", opt="DB",
                  max_iter=2)
     assert Y.shape == (10, 2)
+    assert smallvis(iris10, method="Sam", max_iter=2).shape == (10, 2)
+
+
+def test_ambiguous_method_prefix(iris10):
+    with pytest.raises(ValueError, match=r"ambiguous.*tsne.*tsneu|ambiguous"):
+        smallvis(iris10, method="TS", perplexity=5, max_iter=2)
 
 
 def test_perplexity_too_large(iris10):

@@ -144,3 +144,54 @@ def test_btasne_parity(iris10, iris10_Y):
     np.testing.assert_allclose(
         res.Y[:, 1], [1.465, 3.026, -0.7081, -0.4368, -1.832, -0.6734, -3.566, 0.6635, -0.4344,
                       2.497], atol=1e-3)
+
+
+# method: (expected Y, final cost) at eta = 0.1, perplexity = 5, Y_init = iris10_Y
+NERV_JSE = {
+    "nerv": (c2y(-0.8838, 0.3817, 0.5606, 0.8724, -0.9276, -1.791, 0.4291, -0.5919, 1.732, 0.2189,
+                 -0.3627, 0.6106, -0.2454, -0.09668, -0.4693, 0.927, -0.7941, -0.2128, 0.1265,
+                 0.5168), 0.5399),
+    "bnerv": (c2y(-0.4777, 0.3406, 0.3258, 0.574, -0.4849, -1.468, 0.2147, -0.2627, 1.012,
+                  0.2258, 0.02774, 0.3532, -0.1, -0.05147, -0.1651, 0.06006, -0.4242, 0.07663,
+                  -0.09239, 0.3156), 0.0574),
+    "rsrnerv": (c2y(-0.9464, 0.4992, 0.4742, 0.8761, -0.9257, -1.231, 0.2172, -0.6745, 1.411,
+                    0.2996, 0.1939, 0.662, -0.2914, -0.177, 0.02104, -0.5248, -0.7185, 0.2888,
+                    -0.09876, 0.6447), 0.1731),
+    "jse": (c2y(-0.8728, 0.3486, 0.6272, 0.9292, -0.9257, -2.032, 0.5479, -0.5908, 1.783, 0.185,
+                -0.4006, 0.6197, -0.2429, -0.06082, -0.5231, 0.8692, -0.848, -0.2266, 0.2949,
+                0.5181), 0.438),
+    "rsrjse": (c2y(-0.9463, 0.5184, 0.4731, 0.884, -0.9286, -1.281, 0.2148, -0.6778, 1.429,
+                   0.3148, 0.1945, 0.6732, -0.2905, -0.1792, 0.02602, -0.5414, -0.7223, 0.2907,
+                   -0.1077, 0.6568), 0.1627),
+}
+
+
+@pytest.mark.parametrize("method", list(NERV_JSE))
+def test_nerv_jse_parity(iris10, iris10_Y, method):
+    Y, cost = NERV_JSE[method]
+    res = smallvis(iris10, Y_init=iris10_Y, method=method, eta=0.1, perplexity=5, ret_extra=True)
+    assert_all_equal(res.Y, Y, 1e-4)
+    assert_published(list(res.itercosts.values())[-1], cost)
+
+
+def test_dhssne_parity(iris10, iris10_Y):
+    res = smallvis(iris10, Y_init=iris10_Y, method="dhssne", eta=0.1, perplexity=5, epoch=50,
+                   ret_extra=["alpha"])
+    expected = c2y(-1.278, 0.784, 0.725, 1.279, -1.224, -2.276, 0.3911, -0.8396, 2.016, 0.4235,
+                   0.1702, 0.7994, -0.3464, -0.2099, -0.3509, -0.07586, -0.9089, 0.3002, -0.1318,
+                   0.7539)
+    # every coordinate rounds to the published value (to within a half unit of its last digit)
+    unit = 10.0 ** (np.floor(np.log10(np.abs(expected))) - 3)
+    assert np.all(np.abs(res.Y - expected) <= 0.5 * unit)
+    assert_published(list(res.itercosts.values())[-1], 0.01270)
+    assert res.alpha == pytest.approx(0.4)
+
+
+def test_ee_parity(iris10, iris10_Y):
+    res = smallvis(iris10, Y_init=iris10_Y, method="ee", eta=0.1, perplexity=5, ret_extra=True)
+    expected = c2y(-1.785, 1.447, 0.8011, 1.907, -1.644, -3.393, 0.2531, -0.8798, 3.017, 0.276,
+                   0.8166, 1.267, -0.2262, -0.8756, -0.9315, -0.1936, -1.593, 0.1561, 0.1982,
+                   1.383)
+    assert_all_equal(res.Y, expected, 1e-3)
+    # the published cost needs the original's log(w + eps) (without eps the cost is 5.5643)
+    assert_published(list(res.itercosts.values())[-1], 5.563)

@@ -86,7 +86,15 @@ def smallvis(X, k=2, scale="absmax", Y_init="rand", Y_init_sdev=None, perplexity
     ret_extra : bool or list of str
         False: return the (n, k) array. True: a :class:`SmallVisResult`. A list also returns the named
         extras (``"X", "P", "Q", "DX", "DY", "V", "beta", "dint", "adegin", "adegout", "adegc", "pdeg"``).
-    n_threads, use_cpp, nn
+    use_cpp : bool
+        As in the original, only applies to a method given by bare name (the ``(name, params)`` form
+        ignores it). With True, a method whose input kernel is the Gaussian calibrates its perplexities
+        with the original's dense C++ variant (spec §3.2): each point starts its bisection from its own
+        guess ``0.5 U n / sum_j D_ij`` instead of the previous point's precision, so the affinities
+        differ from the default path only within the calibration tolerance; a failed point's fallback
+        weights include the point itself; and the extras ``V``, ``beta``, ``dint`` and ``adeg*`` are
+        not available (asking for them is an error). Distances and gradients are the same either way.
+    n_threads, nn
         Accepted for compatibility with the original.
     bh, theta, inp_kernel
         The original's Barnes-Hut t-SNE switch (``engine="bh"``) and its options.
@@ -213,7 +221,7 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
             logger.info("bh=True only applies to method 'tsne'; ignored for %r", name)
         else:
             engine = ("bh", {"theta": theta})
-    m = build_method(method, perplexity=perplexity, eps=eps)
+    m = build_method(method, perplexity=perplexity, eps=eps, use_cpp=bool(use_cpp))
     init_name = resolve_init(Y_init)
 
     # lazy defaults of the original
@@ -268,6 +276,10 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
     if out.diverged:
         warnings.warn("the optimisation diverged (non-finite coordinates or cost): try a smaller "
                       "eta, another init, or a different optimiser", RuntimeWarning, stacklevel=3)
+    elif out.exploding:
+        warnings.warn(f"the coordinates grew beyond {driver.EXPLODING:.0e}: the step size is too "
+                      f"large for method {m.name!r}; try a smaller eta (e.g. eta=0.1 for "
+                      f"Gaussian-output methods) or another optimiser", RuntimeWarning, stacklevel=3)
     if not want_result:
         return out.Y
     pcost = objective.pcost(out.Y, exaggeration=1.0)

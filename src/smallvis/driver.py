@@ -46,6 +46,12 @@ class RunOutcome:
     start_late_lying_iter: int = 0
     stages_used: tuple = ()
     diverged: bool = False
+    exploding: bool = False  # coordinates grew beyond EXPLODING (finite, but not a usable picture)
+
+
+# coordinates this large mean the step size is far too big for the method (e.g. t-SNE's eta = 200
+# with a Gaussian output kernel); the run goes on, as the original's would, but says so
+EXPLODING = 1e12
 
 
 def reltol(x: float, y: float) -> float:
@@ -98,7 +104,7 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
     old_cost = rc_prev = None
     G2 = None
     it = 0
-    diverged = False
+    diverged = exploding = False
     while it < max_iter:
         it += 1
         step = optimizer.step(objective, Y, it)
@@ -125,6 +131,9 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
         if it % epoch != 0 and it != max_iter:
             continue
 
+        if not exploding and np.abs(Y).max() > EXPLODING:
+            exploding = True
+            logger.info("Iter %d: coordinates exceed %.0e", it, EXPLODING)
         cost = step.cost if step.cost is not None else float(np.sum(objective.pcost(Y)))
         tolval = reltol(cost, old_cost) / epoch if old_cost is not None else None
         logger.info("Iter %d cost = %.6g%s ||G||2 = %.4g", it, cost,
@@ -167,9 +176,10 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
                 start_late = it + 1
                 max_iter = start_late + length
         old_cost = cost
-        method.on_epoch(Y, state, it, cost)
+        method.on_epoch(Y, state, it, cost, exaggeration=objective.exaggeration)
 
     objective.exaggeration = 1.0
     return RunOutcome(Y=recentre(Y), iter=it, G2norm=G2, itercosts=itercosts,
                       stop_lying_iter=stop_lying_iter, start_late_lying_iter=start_late,
-                      stages_used=tuple(stages[: stage + 1]), diverged=diverged)
+                      stages_used=tuple(stages[: stage + 1]), diverged=diverged,
+                      exploding=exploding)

@@ -78,14 +78,14 @@ class HeavyTailed(OutputKernel):
 class RowScaled(OutputKernel):
     """A kernel evaluated at ``beta_i d^2_ij``: per-point output bandwidths (the "B" methods).
 
-    ``w_ij = base(beta_i d^2_ij)`` and ``g_ij = beta_i g_base(beta_i d^2_ij)``; W is not symmetric.
+    ``w_ij = base(beta_i d^2_ij)`` and ``g_ij = beta_i g_base(beta_i d^2_ij)``; W is not symmetric
+    unless every beta is the same.
     """
-
-    symmetric = False
 
     def __init__(self, base: OutputKernel, beta: np.ndarray):
         self.base = base
         self.beta = np.asarray(beta, dtype=np.float64)[:, None]
+        self.symmetric = bool(np.all(self.beta == self.beta[0]))
         self.name = f"{base.name} with input bandwidths"
         self.clamp_q = base.clamp_q
 
@@ -94,3 +94,37 @@ class RowScaled(OutputKernel):
 
     def grad_factor(self, d2, W):
         return self.beta * self.base.grad_factor(self.beta * d2, W)
+
+
+class Weighted(OutputKernel):
+    """A kernel times a fixed symmetric importance matrix: ``w_ij = M_ij base(d^2_ij)``.
+
+    The gradient factor is the base kernel's (``M`` does not depend on the coordinates).
+    """
+
+    def __init__(self, base: OutputKernel, M: np.ndarray):
+        self.base = base
+        self.M = M
+        self.name = f"importance-weighted {base.name}"
+        self.clamp_q = base.clamp_q
+
+    def weights(self, d2):
+        return self.M * self.base.weights(d2)
+
+    def grad_factor(self, d2, W):
+        return self.base.grad_factor(d2, self.base.weights(d2))
+
+
+class InverseStudentT(OutputKernel):
+    """The reciprocal of the Student-t kernel, ``w = 1 + d^2``, ``g = -1 / (1 + d^2)`` (g-SNE's global
+    term: it grows with distance, so matching it to far-pair input weights spreads clusters)."""
+
+    name = "inverse-t"
+
+    def weights(self, d2):
+        W = 1.0 + d2
+        np.fill_diagonal(W, 0.0)
+        return W
+
+    def grad_factor(self, d2, W):
+        return -1.0 / (1.0 + d2)

@@ -15,7 +15,7 @@ import numpy as np
 from .._logging import logger
 from .._names import match_name
 from ..input.data import InputData
-from .perplexity import Calibration, calibrate_rows, check_perplexity
+from .perplexity import Calibration, calibrate_rows, calibrate_rows_independent, check_perplexity
 from .scale import (SYMMETRIZE, TRUE_SYMMETRIZE, effective_perplexity, fuzzy_set_union,
                     scale_affinities, symmetrize)
 
@@ -43,6 +43,10 @@ class AffinityRecipe:
     row_normalize: object = True
     normalize: bool = True
     renormalize_rows: bool = False  # a second row normalisation after symmetrising ("RSR")
+    # perplexity calibration of the Gaussian kernels: "r" = the original's R path (§3.1, each point
+    # starts from the previous point's beta); "independent" = its dense C++ path (§3.2, use_cpp=TRUE:
+    # each point starts from its own guess, always on squared distances, no beta/dint recorded)
+    calibration: str = "r"
 
 
 @dataclass
@@ -82,6 +86,32 @@ def _gaussian(data: InputData, perplexity, *, squared: bool, tol: float = 1e-5,
             stacklevel=4,
         )
     return cal
+
+
+def _gaussian_independent(data: InputData, perplexity, *, tol: float = 1e-5,
+                          max_tries: int = 50) -> Calibration:
+    U = check_perplexity(perplexity, data.n)
+    cal = calibrate_rows_independent(data.squared_distances(), U, tol=tol, max_tries=max_tries)
+    logger.info("Calibrated perplexity %s for %d points (independent calibration, squared distances)",
+                _describe(U), data.n)
+    if cal.n_failed:
+        import warnings
+
+        warnings.warn(
+            f"{cal.n_failed} perplexity calibrations failed: those points get equal weights on "
+            f"their nearest neighbours and themselves",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    return cal
+
+
+# kernels whose perplexity calibration ``AffinityRecipe.calibration = "independent"`` replaces (as
+# use_cpp does in the original, whatever the kernel's own distance convention)
+GAUSSIAN_KERNELS = ("gaussian", "gauss", "exp")
+CALIBRATIONS = ("r", "independent")
+# extras the independent calibration cannot provide (it keeps no beta, dint or un-normalised V)
+_NOT_INDEPENDENT = ("V", "beta", "dint", "adegin", "adegout", "adegc")
 
 
 def _describe(U: np.ndarray) -> str:
@@ -179,14 +209,26 @@ def input_affinities(data: InputData, perplexity, recipe: AffinityRecipe,
         raise ValueError(
             f"perplexity {perplexity!r} is not available yet: give a number or one value per point"
         )
-    cal = INPUT_KERNELS[kernel](data, perplexity)
+    calibration = match_name(recipe.calibration, CALIBRATIONS, "perplexity calibration")
+    independent = calibration == "independent" and kernel in GAUSSIAN_KERNELS
+    if independent:
+        missing = [name for name in _NOT_INDEPENDENT if name in extras]
+        if missing:
+            raise ValueError(
+                f"ret_extra item(s) {', '.join(map(repr, missing))} are not available with the "
+                f"independent perplexity calibration (the original's C++ path, used with "
+                f"use_cpp=True and by absne's general case), which records only the affinities"
+            )
+        cal = _gaussian_independent(data, perplexity)
+    else:
+        cal = INPUT_KERNELS[kernel](data, perplexity)
     V = cal.V
     P = scale_affinities(V, symmetrize_how=recipe.symmetrize, row_normalize=recipe.row_normalize,
                          normalize=recipe.normalize)
     if recipe.renormalize_rows:
         P = P / P.sum(axis=1, keepdims=True)
     logger.info("Effective perplexity of P approx = %.4g", effective_perplexity(P))
-    aff = Affinities(P=P, V=V, beta=cal.beta, dint=cal.dint, perplexity=perplexity,
+    aff = Affinities(P=P, V=None if independent else V, beta=cal.beta, dint=cal.dint, perplexity=perplexity,
                      n_failed=cal.n_failed)
     if "adegin" in extras:
         aff.extras["adegin"] = V.sum(axis=0)

@@ -10,6 +10,10 @@ converged ``beta``; it doubles/halves until bracketed, then bisects, for at most
 A point that does not reach ``|H - log U| <= tol`` gets weight ``1/floor(U)`` on its ``floor(U)``
 nearest neighbours and ``dint = 0``. Alongside the affinities we return the analytic soft correlation
 dimension ``dint_i = 2 beta_i^2 Var_p(D_i.)`` (seed 004).
+
+:func:`calibrate_rows_independent` is the original's dense C++ variant (spec §3.2, ``use_cpp=TRUE``):
+the same bisection, but each point starts from its own ``0.5 U n / sum_j D_ij``, and a failed point's
+fallback weights include the point itself.
 """
 
 from __future__ import annotations
@@ -29,18 +33,20 @@ class Calibration:
     Attributes
     ----------
     V : ndarray (n, n)
-        Un-normalised affinities ``exp(-beta_i D_ij)``, zero diagonal.
-    beta : ndarray (n,)
-        Precisions (the start value 1 is kept for a point whose calibration failed).
-    dint : ndarray (n,)
-        Per-point soft correlation dimension (0 for failed points).
+        Un-normalised affinities ``exp(-beta_i D_ij)``, zero diagonal (except the self weight of a
+        failed point in the independent calibration).
+    beta : ndarray (n,) or None
+        Precisions (the start value 1 is kept for a point whose calibration failed); None where the
+        calibration does not record them (the independent/C++ path, the knn kernel).
+    dint : ndarray (n,) or None
+        Per-point soft correlation dimension (0 for failed points); None where not recorded.
     failed : ndarray of bool (n,)
         Points whose calibration did not reach the tolerance.
     """
 
     V: np.ndarray
-    beta: np.ndarray
-    dint: np.ndarray
+    beta: np.ndarray | None
+    dint: np.ndarray | None
     failed: np.ndarray
 
     @property
@@ -61,12 +67,34 @@ def _entropy(d: np.ndarray, beta: float):
     return math.log(Z) + beta * float(d @ w) / Z, w, Z
 
 
+def _bisect(d: np.ndarray, logU: float, beta: float, tol: float, max_tries: int):
+    """Bisection on the precision ``beta`` for one point's distances ``d`` (self excluded).
+
+    Doubles/halves ``beta`` until the target entropy ``logU`` is bracketed, then bisects, for at most
+    ``max_tries`` steps. Returns ``(beta, H, w, Z, converged)``.
+    """
+    bmin, bmax = -math.inf, math.inf
+    H, w, Z = _entropy(d, beta)
+    tries = 0
+    while abs(H - logU) > tol and tries < max_tries:
+        if H > logU:
+            bmin = beta
+            beta = beta * 2.0 if bmax == math.inf else (beta + bmax) / 2.0
+        else:
+            bmax = beta
+            beta = beta / 2.0 if bmin == -math.inf else (beta + bmin) / 2.0
+        H, w, Z = _entropy(d, beta)
+        tries += 1
+    return beta, H, w, Z, abs(H - logU) <= tol
+
+
 def calibrate_rows(
     D: np.ndarray, perplexity: np.ndarray, *, tol: float = 1e-5, max_tries: int = 50
 ) -> Calibration:
     """Calibrate every row of the (n, n) matrix ``D`` used in ``exp(-beta D)`` (squared or plain distances).
 
-    ``perplexity`` is an array of length n (one target per point).
+    ``perplexity`` is an array of length n (one target per point). This is the original's R path
+    (spec §3.1): each point starts from the previous point's converged ``beta``.
     """
     n = D.shape[0]
     V = np.zeros((n, n))
@@ -74,29 +102,16 @@ def calibrate_rows(
     dint = np.zeros(n)
     failed = np.zeros(n, dtype=bool)
     mask = ~np.eye(n, dtype=bool)
-    beta = 1.0
     for i in range(n):
         d = D[i, mask[i]]
         U = float(perplexity[i])
-        logU = math.log(U)
         if i == 0:
             mean_d = d.mean()
             beta = 0.5 * U / mean_d if mean_d > 0 else 1.0
         else:
             beta = betas[i - 1]
-        bmin, bmax = -math.inf, math.inf
-        H, w, Z = _entropy(d, beta)
-        tries = 0
-        while abs(H - logU) > tol and tries < max_tries:
-            if H > logU:
-                bmin = beta
-                beta = beta * 2.0 if bmax == math.inf else (beta + bmax) / 2.0
-            else:
-                bmax = beta
-                beta = beta / 2.0 if bmin == -math.inf else (beta + bmin) / 2.0
-            H, w, Z = _entropy(d, beta)
-            tries += 1
-        if abs(H - logU) > tol:
+        beta, H, w, Z, ok = _bisect(d, math.log(U), beta, tol, max_tries)
+        if not ok:
             failed[i] = True
             nnbrs = max(int(math.floor(U)), 1)
             row = np.zeros(n - 1)
@@ -108,6 +123,39 @@ def calibrate_rows(
         p = w / Z
         dint[i] = -2.0 * beta * float(np.sum(d * p * (np.log(p + EPS) + H)))
     return Calibration(V=V, beta=betas, dint=dint, failed=failed)
+
+
+def calibrate_rows_independent(
+    D2: np.ndarray, perplexity: np.ndarray, *, tol: float = 1e-5, max_tries: int = 50
+) -> Calibration:
+    """The original's dense C++ calibration (spec §3.2): every point calibrated on its own.
+
+    Same bisection, tolerance and number of tries as :func:`calibrate_rows`, but point ``i`` starts
+    from ``beta_i = 0.5 U_i n / sum_j D2_ij`` (the sum includes the zero self-distance, so this is
+    ``0.5 U_i`` over the mean of all ``n`` entries of the row), whatever the other points did. ``D2``
+    must be squared distances. A point that fails gets weight 1 on its ``max(floor(U), 1)`` smallest
+    entries of ``D2`` **including itself** (the usual row normalisation follows later), as the
+    original does.
+
+    Only the weights are produced: the returned :class:`Calibration` has ``beta = dint = None``.
+    """
+    n = D2.shape[0]
+    V = np.zeros((n, n))
+    failed = np.zeros(n, dtype=bool)
+    mask = ~np.eye(n, dtype=bool)
+    for i in range(n):
+        U = float(perplexity[i])
+        total = float(D2[i].sum())
+        beta = 0.5 * U * n / total if total > 0 else 1.0
+        d = D2[i, mask[i]]
+        beta, H, w, Z, ok = _bisect(d, math.log(U), beta, tol, max_tries)
+        if ok:
+            V[i, mask[i]] = w
+        else:
+            failed[i] = True
+            nnbrs = max(int(math.floor(U)), 1)
+            V[i, np.argsort(D2[i], kind="stable")[:nnbrs]] = 1.0
+    return Calibration(V=V, beta=None, dint=None, failed=failed)
 
 
 def check_perplexity(perplexity, n: int) -> np.ndarray:

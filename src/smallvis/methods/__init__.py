@@ -9,10 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._names import match_name
-from .base import EPS, Method, MethodSpec, MethodState
-from . import sne
+import importlib
 
-REGISTRY: dict[str, MethodSpec] = {spec.name: spec for module in (sne,) for spec in module.SPECS}
+from .base import EPS, Method, MethodSpec, MethodState
+
+# one module per family; each exposes a ``SPECS`` list (imported here: the modules only define things)
+FAMILY_MODULES = ("sne", "dynamic", "nerv", "ee", "fdiv", "gsne", "absne", "mmds")
+
+REGISTRY: dict[str, MethodSpec] = {
+    spec.name: spec
+    for module in FAMILY_MODULES
+    for spec in importlib.import_module(f"{__name__}.{module}").SPECS
+}
 
 
 @dataclass(frozen=True)
@@ -48,11 +56,13 @@ def split_spec(method) -> tuple[str, dict, bool]:
     )
 
 
-def build_method(method, *, perplexity=None, eps: float = EPS) -> Method:
-    """Build a method from its spec, applying the original's eps rule (spec §4.3).
+def build_method(method, *, perplexity=None, eps: float = EPS, use_cpp: bool = False) -> Method:
+    """Build a method from its spec, applying the original's eps and use_cpp rules (spec §4.3, §5.0).
 
-    A bare name receives the top-level ``eps``; the ``(name, params)`` form keeps the method's default.
-    The top-level ``perplexity`` fills the method's neighbour parameter unless the params give it.
+    A bare name receives the top-level ``eps`` and ``use_cpp``; the ``(name, params)`` form keeps the
+    method's defaults. ``use_cpp`` switches a Gaussian-kernel method to the independent (the original's
+    C++) perplexity calibration (spec §3.2). The top-level ``perplexity`` fills the method's neighbour
+    parameter unless the params give it.
     """
     name, params, bare = split_spec(method)
     spec = REGISTRY[name]
@@ -68,7 +78,14 @@ def build_method(method, *, perplexity=None, eps: float = EPS) -> Method:
     if spec.neighbour_param and spec.neighbour_param not in params and perplexity is not None:
         params[spec.neighbour_param] = perplexity
     values = {**spec.params, **params}
-    return spec.factory(**values)
+    built = spec.factory(**values)
+    built.name = name
+    recipe = getattr(built, "recipe", None)
+    if bare and use_cpp and recipe is not None and recipe.kernel == "gaussian":
+        import dataclasses
+
+        built.recipe = dataclasses.replace(recipe, calibration="independent")
+    return built
 
 
 __all__ = ["EPS", "Method", "MethodInfo", "MethodSpec", "MethodState", "REGISTRY", "build_method",

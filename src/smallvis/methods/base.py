@@ -21,6 +21,34 @@ from ..input.data import InputData
 EPS = float(np.finfo(np.float64).eps)
 
 
+def lambda_param(params: dict, default: float) -> float:
+    """The value of a method's ``lambda`` parameter.
+
+    ``lambda`` is a Python keyword, so factories that take it declare ``**params`` and read it here
+    (the registry, ``smallvis(method=(name, {"lambda": 0.5}))`` and the CLI all use the name
+    ``lambda``).
+    """
+    return float(params.pop("lambda", default))
+
+
+def check_range(method: str, name: str, value, lo: float = -np.inf, hi: float = np.inf, *,
+                lo_open: bool = False, hi_open: bool = False) -> float:
+    """Validate a numeric method parameter, naming the method, the parameter and the valid range."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"method {method!r}: parameter {name!r} must be a number; "
+                         f"got {value!r}") from None
+    below = v <= lo if lo_open else v < lo
+    above = v >= hi if hi_open else v > hi
+    if not np.isfinite(v) or below or above:
+        left = "(" if lo_open else "["
+        right = ")" if hi_open else "]"
+        raise ValueError(f"method {method!r}: parameter {name!r} must be in "
+                         f"{left}{lo:g}, {hi:g}{right}; got {value!r}")
+    return v
+
+
 @dataclass
 class MethodState:
     """Per-run data of a method: P and anything derived from it, plus a cache keyed by exaggeration."""
@@ -73,8 +101,12 @@ class Method:
         raise NotImplementedError
 
     # -- hooks ----------------------------------------------------------------------------------
-    def on_epoch(self, Y: np.ndarray, state: MethodState, iteration: int, cost: float) -> None:
-        """Called after every epoch's bookkeeping (dynamic methods adapt parameters here)."""
+    def on_epoch(self, Y: np.ndarray, state: MethodState, iteration: int, cost: float, *,
+                 exaggeration: float = 1.0) -> None:
+        """Called after every epoch's bookkeeping and stopping tests (dynamic methods adapt here).
+
+        ``cost`` is the epoch's cost at ``Y`` under the current ``exaggeration``.
+        """
 
     def laplacian_affinity(self, state: MethodState) -> np.ndarray | None:
         """The affinity matrix spectral initialisation uses (P unless a method says otherwise)."""
@@ -107,3 +139,6 @@ class MethodSpec:
     doc: str = ""
     # parameter settings the finite-difference gradient test covers besides the defaults
     fd_variants: tuple = ()
+    # why the gradient is deliberately not the derivative of the reported cost (a dedicated test
+    # then checks what the gradient should be)
+    fd_exempt: str | None = None

@@ -12,13 +12,13 @@ normalisation of Q. For t-SNE (van der Maaten & Hinton 2008, JMLR 9:2579):
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._names import match_name
 from ..affinity import INPUT_KERNELS, SYMMETRIZE, AffinityRecipe
 from ..input.distances import squared_distances
-import numpy as np
-
-from ..kernels import Gaussian, HeavyTailed, OutputKernel, RowScaled, StudentT
-from .base import EPS, Method, MethodSpec
+from ..kernels import Gaussian, HeavyTailed, OutputKernel, RowScaled, StudentT, Weighted
+from .base import EPS, Method, MethodSpec, check_range
 from .divergences import KL, output_probabilities, plogp_constant
 
 
@@ -74,6 +74,17 @@ class BandwidthEmbedding(KLEmbedding):
         return state.data["kernel"]
 
 
+class ImportanceEmbedding(KLEmbedding):
+    """KL embedding whose output weights carry the importance ``M = deg deg^T`` of each pair, with
+    ``deg`` the column sums (degrees) of P (weighted t-SNE, Yang, Peltonen & Kaski 2014, ICML)."""
+
+    def output_kernel(self, state):
+        if "kernel" not in state.data:
+            deg = state.P.sum(axis=0)
+            state.data["kernel"] = Weighted(self.kernel, np.outer(deg, deg))
+        return state.data["kernel"]
+
+
 def _recipe(inp_kernel, symmetrize="none", row_normalize=True, normalize=False, rsr=False):
     return AffinityRecipe(kernel=match_name(inp_kernel, INPUT_KERNELS, "input kernel"),
                           symmetrize=match_name(symmetrize, SYMMETRIZE, "symmetrization"),
@@ -95,9 +106,43 @@ def ssne(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", eps=EPS
 
 
 def hssne(perplexity=30.0, alpha=0.5, inp_kernel="gaussian", symmetrize="symmetric", eps=EPS):
+    alpha = check_range("hssne", "alpha", alpha, 0.0, lo_open=True)
     recipe = _recipe(inp_kernel, symmetrize, normalize=True)
     return KLEmbedding(recipe=recipe, kernel=HeavyTailed(alpha), perplexity=perplexity, alpha=alpha,
                        inp_kernel=recipe.kernel, symmetrize=recipe.symmetrize, eps=eps)
+
+
+def bhssne(perplexity=30.0, alpha=0.5, beta=1.0, inp_kernel="gaussian", symmetrize="symmetric",
+           eps=EPS):
+    """HSSNE with a constant output precision: ``w = (alpha beta d^2 + 1)^(-1/alpha)``."""
+    alpha = check_range("bhssne", "alpha", alpha, 0.0, lo_open=True)
+    beta = max(check_range("bhssne", "beta", beta, 0.0, lo_open=True), 1e-8)
+    recipe = _recipe(inp_kernel, symmetrize, normalize=True)
+    kernel = _ConstantBandwidth(HeavyTailed(alpha), beta)
+    return KLEmbedding(recipe=recipe, kernel=kernel, perplexity=perplexity, alpha=alpha, beta=beta,
+                       inp_kernel=recipe.kernel, symmetrize=recipe.symmetrize, eps=eps)
+
+
+class _ConstantBandwidth(RowScaled):
+    """The same precision for every point (sized to the data on first use)."""
+
+    def __init__(self, base, beta: float):
+        super().__init__(base, np.array([beta]))
+
+    def weights(self, d2):
+        return self.base.weights(self.beta[0, 0] * d2)
+
+    def grad_factor(self, d2, W):
+        return self.beta[0, 0] * self.base.grad_factor(self.beta[0, 0] * d2, W)
+
+
+def _importance(kernel):
+    def factory(perplexity=30.0, inp_kernel="gaussian", eps=EPS):
+        recipe = _recipe(inp_kernel, "symmetric", normalize=True)
+        return ImportanceEmbedding(recipe=recipe, kernel=kernel, perplexity=perplexity,
+                                   inp_kernel=recipe.kernel, eps=eps)
+
+    return factory
 
 
 def _conditional(kernel, normalisation, **recipe_args):
@@ -140,6 +185,15 @@ SPECS = [
                dict(perplexity=30.0, alpha=0.5, inp_kernel="gaussian", symmetrize="symmetric",
                     eps=EPS), hssne,
                fd_variants=(dict(alpha=1e-8), dict(alpha=1.0), dict(alpha=1.5))),
+    MethodSpec("bhssne", "sne", "HSSNE with a constant output precision beta: "
+               "(alpha beta d2 + 1)^(-1/alpha)",
+               dict(perplexity=30.0, alpha=0.5, beta=1.0, inp_kernel="gaussian",
+                    symmetrize="symmetric", eps=EPS), bhssne,
+               fd_variants=(dict(beta=0.1), dict(beta=10.0, alpha=1.0), dict(alpha=1e-8))),
+    MethodSpec("wtsne", "sne", "Weighted t-SNE: output weights times the importance deg_i deg_j "
+               "(Yang et al. 2014)", dict(_COND), _importance(StudentT())),
+    MethodSpec("wssne", "sne", "Weighted SSNE: Gaussian output weights times the importance "
+               "deg_i deg_j", dict(_COND), _importance(Gaussian())),
     MethodSpec("asne", "sne", "Asymmetric SNE: conditional P, row-normalised Gaussian Q "
                "(Hinton & Roweis 2002)", dict(_COND), _conditional(Gaussian(), "row")),
     MethodSpec("tasne", "sne", "t-ASNE (t-R-SNE): conditional P, row-normalised Student-t Q",

@@ -1,0 +1,122 @@
+"""Elastic embedding and its t-distributed variant (spec smallvis-R.md §5.4).
+
+Elastic embedding (Carreira-Perpiñán 2010, ICML) attracts by the input affinities and repels by
+fixed weights, with no normalisation of the output weights :math:`w_{ij} = e^{-d_{ij}^2}`:
+
+.. math::
+    C = \\sum_{ij} P_{ij} d_{ij}^2 + \\lambda \\sum_{ij} V^-_{ij} w_{ij},\\qquad
+    K = 4 (P - \\lambda V^- \\circ W)
+
+with P the t-SNE affinities and :math:`V^- = R / \\sum R` (input distances, unsquared) or 1.
+
+t-EE (tee; the original author's invention) is a lambda-weighted I-divergence between the
+un-normalised affinities V (row-normalised, average-symmetrised, :math:`N = \\sum V`) and Student-t
+weights:
+
+.. math::
+    C = \\frac{1}{N} \\sum_{ij} \\left[V_{ij} \\log \\frac{V_{ij}}{w_{ij}} - \\lambda V_{ij}
+        + \\lambda w_{ij}\\right],\\qquad K = \\frac{4}{N} W \\circ (V - \\lambda W)
+
+Its cost can be negative (use ``min_cost=-inf`` to stop on tolerance only). Neither method is
+affected by exaggeration (as in the original). EE's reported cost uses :math:`-\\log(w + \\epsilon)`
+for :math:`d^2`, as the original's does (its published costs need it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import EPS, Method, MethodSpec, check_range, lambda_param
+from .dynamic import unnormalised_affinities
+from .sne import _recipe
+
+
+class ElasticEmbedding(Method):
+    """EE with optional distance-weighted repulsion."""
+
+    def __init__(self, *, recipe, **params):
+        super().__init__(**params)
+        self.recipe = recipe
+
+    def prepare(self, data, *, extras=frozenset()):
+        state = super().prepare(data, extras=extras)
+        if self.params["neg_weights"]:
+            R = data.distances()
+            state.data["Vn"] = R / R.sum()
+        else:
+            state.data["Vn"] = np.ones_like(state.P)
+        return state
+
+    def terms(self, d2, state, exaggeration, *, cost, grad):
+        lam = self.params["lambda"]
+        P, Vn = state.P, state.data["Vn"]  # exaggeration is ignored
+        W = np.exp(-d2)
+        np.fill_diagonal(W, 0.0)
+        repulsion = lam * Vn * W
+        # the original's cost takes log(w + eps): it saturates where exp(-d2) underflows eps
+        pcost = np.sum(repulsion - P * np.log(W + self.eps), axis=0) if cost else None
+        K = 4.0 * (P - repulsion) if grad else None
+        return pcost, K
+
+
+class TEE(Method):
+    """t-distributed elastic embedding: a lambda-weighted I-divergence with Student-t weights."""
+
+    def __init__(self, *, recipe, **params):
+        super().__init__(**params)
+        self.recipe = recipe
+
+    def prepare(self, data, *, extras=frozenset()):
+        state = super().prepare(data, extras=extras)
+        V = unnormalised_affinities(state)
+        N = V.sum()
+        Vc = np.maximum(V, self.eps)
+        lam = self.params["lambda"]
+        state.data.update(V=V, N=N, const=(np.sum(Vc * np.log(Vc), axis=0)
+                                           - lam * Vc.sum(axis=0)) / N)
+        return state
+
+    def terms(self, d2, state, exaggeration, *, cost, grad):
+        lam = self.params["lambda"]
+        V, N = state.data["V"], state.data["N"]  # exaggeration is ignored
+        W = 1.0 / (1.0 + d2)
+        np.fill_diagonal(W, 0.0)
+        pcost = K = None
+        if cost:
+            # -log w = log(1 + d2); zero on the diagonal, where V is zero too
+            pcost = state.data["const"] + (lam * W.sum(axis=0)
+                                           + np.sum(V * np.log1p(d2), axis=0)) / N
+        if grad:
+            K = (4.0 / N) * W * (V - lam * W)
+        return pcost, K
+
+
+def _lambda(method, params, default):
+    return check_range(method, "lambda", lambda_param(params, default), 0.0)
+
+
+def ee(perplexity=30.0, inp_kernel="gaussian", neg_weights=True, eps=EPS, **params):
+    lam = _lambda("ee", params, 100.0)
+    recipe = _recipe(inp_kernel, "symmetric", normalize=True)
+    return ElasticEmbedding(recipe=recipe, perplexity=perplexity, inp_kernel=recipe.kernel,
+                            neg_weights=bool(neg_weights), eps=eps, **{"lambda": lam})
+
+
+def tee(perplexity=30.0, inp_kernel="gaussian", eps=EPS, **params):
+    lam = _lambda("tee", params, 0.01)
+    recipe = _recipe(inp_kernel, "symmetric", normalize=True)
+    return TEE(recipe=recipe, perplexity=perplexity, inp_kernel=recipe.kernel, eps=eps,
+               **{"lambda": lam})
+
+
+SPECS = [
+    MethodSpec("ee", "ee", "Elastic embedding: attraction by P, repulsion lambda exp(-d2) weighted "
+               "by input distances (Carreira-Perpinan 2010)",
+               {"perplexity": 30.0, "lambda": 100.0, "neg_weights": True,
+                "inp_kernel": "gaussian", "eps": EPS}, ee,
+               fd_variants=({"lambda": 1.0}, {"lambda": 1000.0}, {"neg_weights": False})),
+    MethodSpec("tee", "ee", "t-distributed elastic embedding: lambda-weighted I-divergence with "
+               "Student-t weights", {"perplexity": 30.0, "lambda": 0.01, "inp_kernel": "gaussian",
+                                     "eps": EPS}, tee,
+               fd_variants=({"lambda": 0.001}, {"lambda": 0.1}, {"lambda": 1.0})),
+]

@@ -1,0 +1,66 @@
+"""g-SNE: t-SNE plus a global term (Zhou & Sharpee 2018, "Using global t-SNE to preserve
+inter-cluster data structure", bioRxiv 331611; spec smallvis-R.md §5.8).
+
+Besides the t-SNE affinities P and weights :math:`w = 1/(1 + d^2)`, g-SNE matches "global"
+affinities :math:`\\hat P \\propto 1 + r^2` (large for far pairs) to :math:`\\hat w = 1 + d^2`:
+
+.. math::
+    C = \\mathrm{KL}(P \\| W / Z) + \\lambda\\, \\mathrm{KL}(\\hat P \\| \\hat W / \\hat Z),\\qquad
+    K = 4 W \\circ \\left[(P - \\lambda \\hat P) - (W/Z - \\lambda \\hat W / \\hat Z)\\right]
+
+``lambda = 0`` is t-SNE. :math:`\\hat P` is computed once from the input (with a distance matrix as
+input, from the unsquared distances, as the original does) and is not exaggerated.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels import InverseStudentT, StudentT
+from .base import EPS, MethodSpec, check_range, lambda_param
+from .divergences import KL, plogp_constant
+from .sne import KLEmbedding, _recipe
+
+
+class GlobalSNE(KLEmbedding):
+    """t-SNE's KL plus lambda times the KL between the global affinities and weights."""
+
+    def prepare(self, data, *, extras=frozenset()):
+        state = super().prepare(data, extras=extras)
+        G = (data.distances() if data.precomputed else data.squared_distances()) + 1.0
+        np.fill_diagonal(G, 0.0)
+        G /= G.sum()
+        state.data.update(P_global=G, plogp_global=plogp_constant(G, self.eps))
+        return state
+
+    def terms(self, d2, state, exaggeration, *, cost, grad):
+        pcost, K = super().terms(d2, state, exaggeration, cost=cost, grad=grad)
+        lam = self.params["lambda"]
+        if lam == 0.0:
+            return pcost, K
+        kernel = InverseStudentT()
+        W = kernel.weights(d2)
+        g = kernel.grad_factor(d2, W) if grad else None
+        pcost_g, K_g = KL("matrix").terms(state.data["P_global"], W, g,
+                                          state.data["plogp_global"], self.eps, clamp_q=False,
+                                          symmetric=True, cost=cost, grad=grad)
+        if cost:
+            pcost = pcost + lam * pcost_g
+        if grad:
+            K += lam * K_g
+        return pcost, K
+
+
+def gsne(perplexity=30.0, inp_kernel="gaussian", eps=EPS, **params):
+    lam = check_range("gsne", "lambda", lambda_param(params, 1.0), 0.0)
+    recipe = _recipe(inp_kernel, "symmetric", normalize=True)
+    return GlobalSNE(recipe=recipe, kernel=StudentT(), perplexity=perplexity,
+                     inp_kernel=recipe.kernel, eps=eps, **{"lambda": lam})
+
+
+SPECS = [
+    MethodSpec("gsne", "sne", "g-SNE: t-SNE plus lambda times a global KL term on 1 + d2 weights "
+               "(Zhou & Sharpee 2018)",
+               {"perplexity": 30.0, "lambda": 1.0, "inp_kernel": "gaussian", "eps": EPS}, gsne,
+               fd_variants=tuple({"lambda": v} for v in (0.0, 0.01, 10.0, 1000.0))),
+]

@@ -282,3 +282,9 @@ def test_no_neighbour_parameter(iris10, method):
         smallvis(iris10, method=(method, {"k": 3}), max_iter=1)
     # the top-level perplexity is not passed to them (and is not validated against n)
     assert smallvis(iris10, method=method, perplexity=30, max_iter=1, Y_init="pca").shape == (10, 2)
+
+
+def test_sammon_warns_about_duplicate_points(iris10):
+    X = np.vstack([iris10, iris10[:1]])
+    with pytest.warns(RuntimeWarning, match="1 pairs of input points coincide"):
+        smallvis(X, method="sammon", max_iter=1)

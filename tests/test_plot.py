@@ -102,3 +102,27 @@ def test_bad_arguments(tmp_path):
         check_plot_path(tmp_path / "p.xyz")
     with pytest.raises(ValueError, match="does not exist"):
         check_plot_path(tmp_path / "nodir" / "p.png")
+
+
+@pytest.mark.parametrize("labels", [None, np.repeat(["a", "b", "c"], 10), np.linspace(0, 1, 30)])
+def test_grid_of_panels(tmp_path, labels):
+    from matplotlib.image import imread
+
+    from smallvis.plot import plot_grid
+
+    rng = np.random.default_rng(0)
+    panels = [(f"m{i}", rng.normal(size=(30, 2))) for i in range(4)] + [("broken", None)]
+    path = tmp_path / "grid.png"
+    fig = plot_grid(panels, labels, path, ncols=3)
+    assert imread(path).shape[0] > 100
+    titles = [ax.get_title() for ax in fig.axes if ax.get_title()]
+    assert titles == ["m0", "m1", "m2", "m3", "broken"]
+    if labels is not None and labels.dtype.kind == "U":
+        assert [t.get_text() for t in fig.legends[0].get_texts()] == ["a", "b", "c"]
+
+
+def test_grid_needs_panels():
+    from smallvis.plot import plot_grid
+
+    with pytest.raises(ValueError, match="at least one"):
+        plot_grid([])

@@ -63,6 +63,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. 'smallvis methods | head': the reader has gone, stop quietly
+        try:
+            sys.stdout = open(os.devnull, "w")  # no second error when Python flushes stdout at exit
+        except OSError:
+            pass
+        return 0
     except MemoryError:
         print(f"{PROG}: error: out of memory: try fewer points, --pca N, or another --engine",
               file=sys.stderr)

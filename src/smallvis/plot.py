@@ -76,7 +76,7 @@ def check_plot_path(path) -> None:
 
 
 def plot_embedding(Y, labels=None, title=None, path=None, ax=None, *, label_kind="auto",
-                   label_name=None, dpi: int = 150):
+                   label_name=None, dpi: int = 150, legend: bool = True):
     """Scatter plot of an embedding, coloured by ``labels``.
 
     Parameters
@@ -96,6 +96,8 @@ def plot_embedding(Y, labels=None, title=None, path=None, ax=None, *, label_kind
         Override the automatic choice of :func:`infer_label_kind`.
     label_name : str, optional
         Legend / colour bar title.
+    legend : bool
+        Draw the legend or colour bar (False for panels of a grid that has a shared one).
     dpi : int
         Resolution of saved raster images.
 
@@ -132,9 +134,9 @@ def plot_embedding(Y, labels=None, title=None, path=None, ax=None, *, label_kind
     order = np.random.default_rng(0).permutation(n)  # no class is drawn systematically on top
     style = dict(s=marker_size(n), linewidths=0, alpha=0.85 if n < 5000 else 0.6, rasterized=n > 20000)
     if kind == "class":
-        _draw_classes(ax, x, y, labels, order, style, label_name)
+        _draw_classes(ax, x, y, labels, order, style, label_name, legend)
     elif kind == "continuous":
-        _draw_continuous(fig, ax, x, y, labels, order, style, label_name)
+        _draw_continuous(fig, ax, x, y, labels, order, style, label_name, legend)
     else:
         ax.scatter(x[order], y[order], color=NONE_COLOUR, **style)
     ax.set_xticks([])
@@ -144,6 +146,71 @@ def plot_embedding(Y, labels=None, title=None, path=None, ax=None, *, label_kind
     full = " ".join(p for p in (title, f"({note})" if note else None) if p)
     if full:
         ax.set_title(full, fontsize=10)
+    if path is not None:
+        fig.savefig(path, dpi=dpi, bbox_inches="tight", facecolor="white")
+        logger.info("plot written to %s", path)
+    return fig
+
+
+def plot_grid(panels, labels=None, path=None, *, ncols: int | None = None, label_kind="auto",
+              panel_size: float = 2.6, dpi: int = 120):
+    """Small multiples: one embedding per panel, same colouring, one shared legend or colour bar.
+
+    Parameters
+    ----------
+    panels : sequence of (title, Y) pairs
+        ``Y`` may be None (e.g. a run that failed): the panel then shows the title and "failed".
+    labels : array (n,), optional
+        Colours shared by every panel (all panels must embed the same n points).
+    path : str or Path, optional
+        Where to save the figure.
+    ncols : int, optional
+        Panels per row (default: about the square root of the number of panels, at most 6).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from matplotlib.figure import Figure
+
+    panels = list(panels)
+    if not panels:
+        raise ValueError("plot_grid needs at least one (title, Y) panel")
+    ncols = ncols or min(6, math.ceil(math.sqrt(len(panels))))
+    nrows = math.ceil(len(panels) / ncols)
+    fig = Figure(figsize=(panel_size * ncols + 1.2, panel_size * nrows), dpi=dpi,
+                 layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    kind = infer_label_kind(labels, label_kind)
+    for ax, (title, Y) in zip(axes, panels):
+        if Y is None or not np.all(np.isfinite(Y)):
+            ax.text(0.5, 0.5, "failed", ha="center", va="center", color=MISSING_COLOUR,
+                    transform=ax.transAxes)
+            ax.set_title(title, fontsize=9)
+            ax.set_axis_off()
+            continue
+        plot_embedding(Y, labels, ax=ax, label_kind=kind, legend=False)
+        ax.set_title(title, fontsize=9)
+    for ax in axes[len(panels):]:
+        ax.set_axis_off()
+    if kind == "class":
+        from matplotlib.lines import Line2D
+
+        cats = _categories(np.asarray(labels))
+        if len(cats) <= MAX_LEGEND_CLASSES:
+            colours = categorical_colours(len(cats))
+            handles = [Line2D([], [], marker="o", linestyle="", markersize=5, markeredgewidth=0,
+                              color=colours[i], label=_fmt(c)) for i, c in enumerate(cats)]
+            fig.legend(handles=handles, loc="outside right center", frameon=False, fontsize=8)
+    elif kind == "continuous":
+        from matplotlib.cm import ScalarMappable
+        from matplotlib.colors import Normalize
+
+        values = _as_float(labels)
+        finite = values[np.isfinite(values)]
+        sm = ScalarMappable(Normalize(finite.min(), finite.max()), cmap="viridis")
+        bar = fig.colorbar(sm, ax=list(axes), shrink=0.6)
+        bar.outline.set_visible(False)
     if path is not None:
         fig.savefig(path, dpi=dpi, bbox_inches="tight", facecolor="white")
         logger.info("plot written to %s", path)
@@ -185,7 +252,7 @@ def _categories(labels) -> list:
     return [labels[i] for i in sorted(first)]
 
 
-def _draw_classes(ax, x, y, labels, order, style, label_name):
+def _draw_classes(ax, x, y, labels, order, style, label_name, legend=True):
     from matplotlib.lines import Line2D
 
     cats = _categories(labels)
@@ -193,6 +260,8 @@ def _draw_classes(ax, x, y, labels, order, style, label_name):
     index = {str(c): i for i, c in enumerate(cats)}
     codes = np.array([index[str(v)] for v in labels])
     ax.scatter(x[order], y[order], color=[colours[c] for c in codes[order]], **style)
+    if not legend:
+        return
     if len(cats) > MAX_LEGEND_CLASSES:
         logger.info("%d classes: legend omitted", len(cats))
         return
@@ -203,7 +272,7 @@ def _draw_classes(ax, x, y, labels, order, style, label_name):
               labelspacing=0.3, ncol=math.ceil(len(cats) / 20))
 
 
-def _draw_continuous(fig, ax, x, y, labels, order, style, label_name):
+def _draw_continuous(fig, ax, x, y, labels, order, style, label_name, legend=True):
     values = _as_float(labels)
     if values is None:
         raise ValueError("continuous labels must be numbers")
@@ -211,6 +280,8 @@ def _draw_continuous(fig, ax, x, y, labels, order, style, label_name):
     if not ok.all():
         ax.scatter(x[order][~ok], y[order][~ok], color=MISSING_COLOUR, **style)
     sc = ax.scatter(x[order][ok], y[order][ok], c=values[order][ok], cmap="viridis", **style)
+    if not legend:
+        return
     bar = fig.colorbar(sc, ax=ax, shrink=0.75, pad=0.02)
     bar.outline.set_visible(False)
     bar.ax.tick_params(labelsize=8)

@@ -106,7 +106,16 @@ class Sammon(DistanceEmbedding):
     """
 
     def setup(self, data, state):
-        state.data["rsum"] = float(np.sum(state.data["R"]))
+        R = state.data["R"]
+        state.data["rsum"] = float(np.sum(R))
+        duplicates = int(np.count_nonzero(R[np.triu_indices(data.n, 1)] == 0))
+        if duplicates:
+            import warnings
+
+            warnings.warn(f"sammon: {duplicates} pairs of input points coincide (distance 0); "
+                          f"Sammon's stress divides by the input distance, so these pairs dominate "
+                          f"and the optimisation is likely to diverge: remove duplicate points first",
+                          RuntimeWarning, stacklevel=2)
 
     def terms(self, d2, state, exaggeration, *, cost, grad):
         R, S = state.data["R"], state.data["rsum"]

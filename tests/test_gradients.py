@@ -40,7 +40,7 @@ def setup(iris10):
 @pytest.mark.parametrize("name, variant", list(_cases()))
 def test_gradient_matches_finite_differences(setup, name, variant):
     data, Y = setup
-    method = build_method((name, variant), perplexity=5)
+    method = build_method((name, {**REGISTRY[name].fd_base, **variant}), perplexity=5)
     state = method.prepare(data)
     engine = DenseEngine()
 

@@ -91,3 +91,16 @@ def test_weighted_sne_importance_is_degree_outer_product(data):
     W = 1 / (1 + ((Y[:, None] - Y[None]) ** 2).sum(-1))
     np.fill_diagonal(W, 0)
     np.testing.assert_allclose(Q, np.outer(deg, deg) * W / (np.outer(deg, deg) * W).sum())
+
+
+def test_tee_is_scaled_unnormalised_largevis(data):
+    """tee with lambda = 1 has the forces of un-normalised largevis with gamma = 1, gr_eps = 1,
+    divided by N = sum V: steepest descent with eta * N follows the same path."""
+    Y = np.random.default_rng(4).normal(size=(10, 2))
+    tee = build_method(("tee", {"lambda": 1.0}), perplexity=5)
+    lv = build_method(("largevis", {"normalize": False, "gamma": 1.0, "gr_eps": 1.0}),
+                      perplexity=5)
+    s_tee = tee.prepare(data)
+    g_tee = DenseEngine().evaluate(tee, s_tee, Y, cost=False)[1]
+    g_lv = DenseEngine().evaluate(lv, lv.prepare(data), Y, cost=False)[1]
+    np.testing.assert_allclose(s_tee.data["N"] * g_tee, g_lv, rtol=1e-10)

@@ -195,3 +195,14 @@ def test_ee_parity(iris10, iris10_Y):
     assert_all_equal(res.Y, expected, 1e-3)
     # the published cost needs the original's log(w + eps) (without eps the cost is 5.5643)
     assert_published(list(res.itercosts.values())[-1], 5.563)
+
+
+def test_largevis_parity(iris10, iris10_Y):
+    """The published largevis result is the original's earlier definition: gamma = 7, un-normalised
+    P and gr_eps added to 1 - w in the repulsion (docs/deviations.md)."""
+    res = smallvis(iris10, Y_init=iris10_Y, eta=0.1, perplexity=5, ret_extra=True,
+                   method=("largevis", {"gamma": 7, "normalize": False, "gr_form": "1-w"}))
+    expected = c2y(-8.834, 5.819, 3.866, 7.954, -7.697, -13.68, 2.955, -4.704, 12.38, 1.944,
+                   1.879, 4.428, -1.165, -1.434, -2.13, -1.525, -5.295, 1.379, -0.3885, 4.251)
+    assert_all_equal(res.Y, expected, 1e-4)
+    assert_published(list(res.itercosts.values())[-1], 46.99)

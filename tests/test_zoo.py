@@ -114,6 +114,10 @@ def test_tee_cost_is_an_i_divergence(data):
     (("jse", {"kappa": "half"}), r"'jse'.*'kappa' must be a number; got 'half'"),
     (("nerv", {"lambda": float("nan")}), r"'nerv'.*'lambda'"),
     (("nerv", {"lamda": 0.5}), r"unknown parameter\(s\) 'lamda' for method 'nerv'"),
+    (("largevis", {"gamma": -1}), r"'largevis'.*'gamma' must be in \[0, inf\]"),
+    (("largevis", {"gr_eps": -0.1}), r"'largevis'.*'gr_eps'"),
+    (("largevis", {"out_kernel": "gauss"}), r"largevis output kernel"),
+    (("largevis", {"alpha": 0}), r"'largevis'.*'alpha' must be in \(0, inf\]"),
 ])
 def test_parameters_out_of_range(iris10, method, pattern):
     with pytest.raises(ValueError, match=pattern):

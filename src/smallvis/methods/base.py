@@ -139,6 +139,9 @@ class MethodSpec:
     doc: str = ""
     # parameter settings the finite-difference gradient test covers besides the defaults
     fd_variants: tuple = ()
+    # parameters applied under every finite-difference case, where the defaults deliberately soften
+    # the gradient (e.g. largevis's gr_eps) or the cost (an eps inside a log)
+    fd_base: dict = field(default_factory=dict)
     # why the gradient is deliberately not the derivative of the reported cost (a dedicated test
     # then checks what the gradient should be)
     fd_exempt: str | None = None

@@ -1,0 +1,128 @@
+"""LargeVis (Tang, Liu, Zhang & Mei 2016, "Visualizing large-scale and high-dimensional data", WWW;
+spec smallvis-R.md §5.5; theory in seed 000).
+
+LargeVis maximises the likelihood of the input graph's edges under output weights ``w`` with
+``gamma``-weighted "negative" (non-edge) terms, with no normaliser:
+
+.. math::
+    C = -\\sum_{ij} P_{ij} \\log w_{ij} - \\gamma \\sum_{ij} \\log(1 - w_{ij} + \\epsilon),
+    \\qquad K = 4 \\left(P \\circ g - \\gamma\\, r\\right)
+
+with :math:`g = -\\partial \\log w / \\partial d^2` and the repulsion :math:`r = g w / (1 - w)`,
+whose singularity at :math:`d \\to 0` is softened by ``gr_eps`` as in the original:
+
+========================  ==========================  ======================  =================================
+``out_kernel``            :math:`w`                   :math:`g`               :math:`r`
+========================  ==========================  ======================  =================================
+``"t"`` (default)         :math:`1/(1 + d^2)`         :math:`w`               :math:`w / (d^2 + \\epsilon_{gr})`
+``"cauchy"`` (``alpha``)  :math:`1/(1 + \\alpha d^2)`  :math:`\\alpha w`        :math:`w / (d^2 + \\epsilon_{gr})`
+``"exp"``                 :math:`1/(1 + e^{d^2})`     :math:`1 - w`           :math:`w`
+========================  ==========================  ======================  =================================
+
+``gr_form="1-w"`` instead adds ``gr_eps`` to :math:`1 - w` in :math:`r = g w / (1 - w)`, as the
+original's earlier LargeVis did (its published results, with ``gamma = 7, normalize = False``, use
+it). The alternative weights are the ones the LargeVis paper also tried (seed 000, "Other weight
+functions"). P is the t-SNE affinity (row-normalised, or rows scaled to ``row_weight``; symmetrised;
+matrix-normalised when ``normalize``). The force is the exact gradient of the cost for
+``gr_eps = 0`` (and any ``gr_eps`` with ``out_kernel="exp"``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._names import match_name
+from ..input.distances import squared_distances
+from .base import EPS, Method, MethodSpec, check_range
+from .sne import _recipe
+
+OUT_KERNELS = ("t", "cauchy", "exp")
+GR_FORMS = ("d2", "1-w")
+
+
+class LargeVis(Method):
+    """Edge likelihood with gamma-weighted negative terms and un-normalised output weights."""
+
+    def __init__(self, *, recipe, **params):
+        super().__init__(**params)
+        self.recipe = recipe
+
+    def weights(self, d2):
+        kind, alpha = self.params["out_kernel"], self.params["alpha"]
+        if kind == "exp":
+            # 1 / (1 + e^d2) without overflow; log(1 - w) = -log(1 + e^-d2)
+            W = np.exp(-np.logaddexp(0.0, d2))
+        else:
+            W = 1.0 / (1.0 + (alpha if kind == "cauchy" else 1.0) * d2)
+        np.fill_diagonal(W, 0.0)
+        return W
+
+    def terms(self, d2, state, exaggeration, *, cost, grad):
+        P = state.P if exaggeration == 1.0 else exaggeration * state.P
+        kind, gamma = self.params["out_kernel"], self.params["gamma"]
+        W = self.weights(d2)
+        pcost = K = None
+        if cost:
+            if kind == "exp":
+                neg_log_w = np.logaddexp(0.0, d2)
+                one_minus_w = np.exp(-np.logaddexp(0.0, -d2))
+            else:
+                scale = self.params["alpha"] if kind == "cauchy" else 1.0
+                neg_log_w = np.log1p(scale * d2)
+                one_minus_w = 1.0 - W
+            np.fill_diagonal(neg_log_w, 0.0)
+            pair = P * neg_log_w - gamma * np.log(one_minus_w + self.eps)
+            np.fill_diagonal(pair, 0.0)
+            pcost = pair.sum(axis=0)
+        if grad:
+            if kind == "exp":
+                K = 4.0 * (P * (1.0 - W) - gamma * W)
+            else:
+                g = W * (self.params["alpha"] if kind == "cauchy" else 1.0)
+                gr_eps = self.params["gr_eps"]
+                if self.params["gr_form"] == "1-w":  # the original's earlier LargeVis
+                    repulsion = g * W / (1.0 - W + gr_eps)
+                elif kind == "t":  # the original's arrangement of w / (d2 + gr_eps)
+                    repulsion = W * W / (1.0 + (gr_eps - 1.0) * W)
+                else:
+                    with np.errstate(divide="ignore", invalid="ignore"):  # the diagonal, zeroed below
+                        repulsion = W / (d2 + gr_eps)
+                K = 4.0 * (P * g - gamma * repulsion)
+            np.fill_diagonal(K, 0.0)
+        return pcost, K
+
+    def export(self, state, name, Y):
+        if name == "W":
+            return self.weights(squared_distances(Y))
+        return super().export(state, name, Y)
+
+
+def largevis(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", gamma=1.0,
+             gr_eps=0.1, normalize=True, row_weight=None, out_kernel="t", alpha=1.0,
+             gr_form="d2", eps=1e-9):
+    gamma = check_range("largevis", "gamma", gamma, 0.0)
+    gr_eps = check_range("largevis", "gr_eps", gr_eps, 0.0)
+    alpha = check_range("largevis", "alpha", alpha, 0.0, lo_open=True)
+    if row_weight is not None:
+        row_weight = check_range("largevis", "row_weight", row_weight, 0.0, lo_open=True)
+    out_kernel = match_name(out_kernel, OUT_KERNELS, "largevis output kernel")
+    gr_form = match_name(gr_form, GR_FORMS, "largevis gr_form")
+    recipe = _recipe(inp_kernel, symmetrize, row_normalize=True if row_weight is None else row_weight,
+                     normalize=bool(normalize))
+    return LargeVis(recipe=recipe, perplexity=perplexity, inp_kernel=recipe.kernel,
+                    symmetrize=recipe.symmetrize, gamma=gamma, gr_eps=gr_eps,
+                    normalize=bool(normalize), row_weight=row_weight, out_kernel=out_kernel,
+                    alpha=alpha, gr_form=gr_form, eps=eps)
+
+
+SPECS = [
+    MethodSpec("largevis", "largevis", "LargeVis: edge likelihood with gamma-weighted negative "
+               "terms, un-normalised Student-t weights (Tang et al. 2016)",
+               dict(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", gamma=1.0,
+                    gr_eps=0.1, normalize=True, row_weight=None, out_kernel="t", alpha=1.0,
+                    gr_form="d2", eps=1e-9), largevis,
+               fd_base=dict(gr_eps=0.0, eps=EPS),
+               fd_variants=(dict(gamma=7.0), dict(normalize=False), dict(gr_form="1-w"),
+                            dict(out_kernel="cauchy", alpha=3.0),
+                            dict(out_kernel="exp", gr_eps=0.1), dict(out_kernel="exp", gamma=0.1))),
+]

@@ -26,6 +26,7 @@ from smallvis.methods import REGISTRY
 from smallvis.metrics import knn_preservation
 from smallvis.plot import plot_grid
 
+# step sizes that work on iris (n = 150); see eta_for() for other sizes
 ETA = {
     **dict.fromkeys(["ssne", "hssne", "bhssne", "wssne", "dhssne", "snerv", "sjse", "abssne",
                      "asne", "arsrsne", "nerv", "rsrnerv", "jse", "rsrjse", "ee"], 0.1),
@@ -35,6 +36,21 @@ ETA = {
     "rklsne": 10.0,
     "chsne": 10.0,
 }
+DISTANCE_FAMILY = ("mmds", "smmds", "sammon", "gmmds", "ballmmds", "knnmmds")
+CONDITIONAL = ("asne", "arsrsne", "nerv", "rsrnerv", "jse", "rsrjse", "basne", "bnerv", "btasne")
+
+
+def eta_for(name: str, n: int) -> float:
+    """Forces of matrix-normalised P shrink like 1/n, distance stress grows like n; conditional
+    (row-normalised) P does not scale with n."""
+    if name not in ETA:
+        return 500.0
+    if name in CONDITIONAL:
+        return ETA[name]
+    scale = 150.0 / n if name in DISTANCE_FAMILY else n / 150.0
+    return ETA[name] * scale
+
+
 # tee's cost is negative by construction: stop on tolerance only
 MIN_COST = {"tee": -np.inf}
 
@@ -58,7 +74,7 @@ def main(argv=None):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = smallvis(X, method=name, perplexity=args.perplexity, Y_init="spca",
-                           eta=ETA.get(name, 500.0), min_cost=MIN_COST.get(name, 0.0),
+                           eta=eta_for(name, len(X)), min_cost=MIN_COST.get(name, 0.0),
                            max_iter=args.max_iter, random_state=42,
                            ret_extra=True)
         secs = time.perf_counter() - start

@@ -206,3 +206,26 @@ def test_largevis_parity(iris10, iris10_Y):
                    1.879, 4.428, -1.165, -1.434, -2.13, -1.525, -5.295, 1.379, -0.3885, 4.251)
     assert_all_equal(res.Y, expected, 1e-4)
     assert_published(list(res.itercosts.values())[-1], 46.99)
+
+
+UMAP_FAMILY = {
+    "umap": (dict(eta=0.1), c2y(-1.359, 0.7321, 0.8316, 1.071, -1.346, -1.606, 0.7614, -1.036,
+                                1.407, 0.543, -0.0262, 0.5369, -0.1322, -0.1236, -0.07116,
+                                -0.08141, -0.4839, 0.01953, -0.1767, 0.5387), 13.15),
+    "tumap": (dict(eta=0.1, max_iter=100),
+              c2y(-1.609, 0.8876, 0.9294, 1.305, -1.586, -1.982, 0.7682, -1.107, 1.792, 0.6012,
+                  -0.002293, 0.7693, -0.2082, -0.2003, -0.0997, -0.1114, -0.701, 0.0876, -0.2937,
+                  0.7598), 11.28),
+    "ntumap": (dict(eta=10), c2y(-14.05, 10.35, 5.266, 11.03, -11.35, -18.74, 3.344, -6.781, 17.74,
+                                 3.193, 3.335, 6.7, -0.7754, -3.755, -3.275, -2.134, -7.851, 2.971,
+                                 -2.838, 7.622), 0.1622),
+}
+
+
+@pytest.mark.parametrize("method", list(UMAP_FAMILY))
+def test_umap_family_parity(iris10, iris10_Y, method):
+    settings, Y, cost = UMAP_FAMILY[method]
+    res = smallvis(iris10, Y_init=iris10_Y, method=method, perplexity=5, ret_extra=True,
+                   **settings)
+    assert_all_equal(res.Y, Y, 1e-3)
+    assert_published(list(res.itercosts.values())[-1], cost)

@@ -12,6 +12,8 @@ __all__ = [
     "calibrate_perplexity",
     "fuzzy_set_union",
     "list_methods",
+    "smooth_knn_distances",
+    "umap_ab",
     "__version__",
 ]
 
@@ -22,6 +24,8 @@ _LAZY = {
     "calibrate_perplexity": ("affinity", "calibrate_perplexity"),
     "fuzzy_set_union": ("affinity", "fuzzy_set_union"),
     "list_methods": ("methods", "list_methods"),
+    "smooth_knn_distances": ("affinity", "smooth_knn_distances"),
+    "umap_ab": ("umap_curve", "umap_ab"),
 }
 
 

@@ -128,3 +128,27 @@ class InverseStudentT(OutputKernel):
 
     def grad_factor(self, d2, W):
         return -1.0 / (1.0 + d2)
+
+
+class UMAPCurve(OutputKernel):
+    """UMAP's output curve ``w = 1 / (1 + a d^(2b))`` (``d^2`` clamped at 0).
+
+    ``g = -d log w / d d^2 = b (1 - w) / d^2``, softened to ``b (1 - w) / (d^2 + gr_eps)`` as the
+    original does (exact for ``gr_eps = 0``).
+    """
+
+    name = "umap"
+
+    def __init__(self, a: float, b: float, gr_eps: float = 0.0):
+        self.a, self.b, self.gr_eps = float(a), float(b), float(gr_eps)
+
+    def weights(self, d2):
+        W = 1.0 / (1.0 + self.a * np.maximum(d2, 0.0) ** self.b)
+        np.fill_diagonal(W, 0.0)
+        return W
+
+    def grad_factor(self, d2, W):
+        with np.errstate(divide="ignore", invalid="ignore"):  # the diagonal, zeroed below
+            g = self.b * (1.0 - W) / (np.maximum(d2, 0.0) + self.gr_eps)
+        np.fill_diagonal(g, 0.0)
+        return g

@@ -18,6 +18,7 @@ from ..input.data import InputData
 from .perplexity import Calibration, calibrate_rows, calibrate_rows_independent, check_perplexity
 from .scale import (SYMMETRIZE, TRUE_SYMMETRIZE, effective_perplexity, fuzzy_set_union,
                     scale_affinities, symmetrize)
+from .smooth_knn import SmoothKNN, check_k, smooth_knn_distances, smooth_knn_from_data
 
 __all__ = [
     "Affinities",
@@ -28,6 +29,8 @@ __all__ = [
     "fuzzy_set_union",
     "input_affinities",
     "scale_affinities",
+    "smooth_knn_distances",
+    "SmoothKNN",
     "symmetrize",
     "SYMMETRIZE",
     "TRUE_SYMMETRIZE",
@@ -159,13 +162,23 @@ def _kernel_sigma(data, perplexity):
     return Calibration(V=V, beta=beta, dint=None, failed=np.zeros(data.n, dtype=bool))
 
 
+def _kernel_skd(data, perplexity):
+    """UMAP smooth kNN distances with ``k = perplexity`` neighbours, the point itself included (§3.5)."""
+    k = check_k(perplexity, data.n, "perplexity")
+    res = smooth_knn_from_data(data, k)
+    return Calibration(V=res.P, beta=None, dint=None, failed=np.zeros(data.n, dtype=bool))
+
+
 INPUT_KERNELS = {
     "gaussian": _kernel_gaussian,
     "gauss": _kernel_gauss,
     "exp": _kernel_exp,
     "knn": _kernel_knn,
     "sigma": _kernel_sigma,
+    "skd": _kernel_skd,
 }
+# kernels whose memberships are never row-normalised (the original forces row_normalize = FALSE)
+_NO_ROW_NORMALIZE = ("skd",)
 
 
 def calibrate_perplexity(X, perplexity, *, kernel: str = "gaussian", metric: str = "euclidean",
@@ -223,7 +236,8 @@ def input_affinities(data: InputData, perplexity, recipe: AffinityRecipe,
     else:
         cal = INPUT_KERNELS[kernel](data, perplexity)
     V = cal.V
-    P = scale_affinities(V, symmetrize_how=recipe.symmetrize, row_normalize=recipe.row_normalize,
+    row_normalize = False if kernel in _NO_ROW_NORMALIZE else recipe.row_normalize
+    P = scale_affinities(V, symmetrize_how=recipe.symmetrize, row_normalize=row_normalize,
                          normalize=recipe.normalize)
     if recipe.renormalize_rows:
         P = P / P.sum(axis=1, keepdims=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._names import match_name
@@ -10,10 +12,30 @@ SYMMETRIZE = ("none", "symmetric", "average", "mutual", "umap", "fuzzy")
 TRUE_SYMMETRIZE = ("symmetric", "average", "mutual", "umap", "fuzzy")
 
 
-def fuzzy_set_union(P: np.ndarray, set_op_mix_ratio: float = 1.0) -> np.ndarray:
-    """``m (P + P^T - P*P^T) + (1 - m) P*P^T``; ``m = 1`` is the fuzzy union, ``m = 0`` the intersection."""
+def fuzzy_set_union(P, set_op_mix_ratio: float = 1.0):
+    """Fuzzy set union of memberships and their transpose, optionally mixed with the intersection.
+
+    ``m (P + P^T - P*P^T) + (1 - m) P*P^T`` (``*`` elementwise); ``m = 1`` is the fuzzy union (UMAP's
+    symmetrisation), ``m = 0`` the fuzzy intersection. ``P`` may be a dense array or a scipy sparse
+    matrix (the result is then sparse too).
+    """
+    try:
+        m = float(set_op_mix_ratio)
+    except (TypeError, ValueError):
+        m = math.nan
+    if not 0.0 <= m <= 1.0:
+        raise ValueError(f"set_op_mix_ratio must be between 0 and 1; got {set_op_mix_ratio!r}")
+    if not isinstance(P, np.ndarray) and hasattr(P, "multiply") and hasattr(P, "tocsr"):
+        P = P.tocsr()
+        Pt = P.T.tocsr()
+        prod = P.multiply(Pt).tocsr()
+        result = m * (P + Pt - prod) + (1.0 - m) * prod
+        result = result.tocsr()
+        result.eliminate_zeros()
+        return result
+    P = np.asarray(P, dtype=np.float64)
     prod = P * P.T
-    return set_op_mix_ratio * (P + P.T - prod) + (1.0 - set_op_mix_ratio) * prod
+    return m * (P + P.T - prod) + (1.0 - m) * prod
 
 
 def symmetrize(P: np.ndarray, how: str) -> np.ndarray:

@@ -4,7 +4,7 @@ Each point ``i`` has ``k`` neighbours *including itself* (listed first, distance
 ones. With ``rho_i`` the distance to the nearest neighbour at a non-zero distance (interpolated for a
 fractional ``local_connectivity``), the memberships are
 
-.. math:: v_{ij} = \\exp\\left(-\\frac{\\max(0, d_{ij} - \\rho_i)}{\\sigma_i \\cdot \\mathrm{bandwidth}}\\right)
+.. math:: v_{ij} = \\exp(-\\max(0, d_{ij} - \\rho_i) / (\\sigma_i \\, \\mathrm{bandwidth}))
 
 for the listed neighbours (0 elsewhere and on the diagonal), where ``sigma_i`` is found by bisection
 (from 1, doubling until bracketed) so that ``sum_{j != i} exp(-max(0, d_ij - rho_i) / sigma_i)``
@@ -79,6 +79,8 @@ class SmoothKNN:
 
 def check_k(k, n: int, what: str = "k") -> int:
     """``k`` neighbours *including the point itself*: a whole number with ``2 <= k <= n``."""
+    if isinstance(k, np.ndarray) and k.ndim == 0:
+        k = k.item()
     if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Real) or np.ndim(k) != 0:
         raise ValueError(
             f"{what} (number of neighbours for smooth kNN distances, the point itself included) must "
@@ -137,13 +139,15 @@ def smooth_knn_neighbours(data: InputData, k: int) -> tuple[np.ndarray, np.ndarr
     """
     n = data.n
     rows = np.arange(n)
-    others = data.knn(k - 1) if k > 1 else np.empty((n, 0), dtype=np.intp)
+    others = data.knn(k - 1)  # k >= 2
     if data.precomputed:
         dists = np.take_along_axis(data.distances(), others, axis=1)
     else:
         X = data.X
-        diff = X[others] - X[:, None, :]
-        dists = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+        dists = np.empty(others.shape)
+        for j in range(others.shape[1]):  # one neighbour column at a time: (n, p) temporaries
+            diff = X[others[:, j]] - X
+            dists[:, j] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
         # re-sort by the exact distances (stable: the kNN order survives exact ties)
         order = np.argsort(dists, axis=1, kind="stable")
         others = np.take_along_axis(others, order, axis=1)

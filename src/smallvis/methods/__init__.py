@@ -14,7 +14,8 @@ import importlib
 from .base import EPS, Method, MethodSpec, MethodState
 
 # one module per family; each exposes a ``SPECS`` list (imported here: the modules only define things)
-FAMILY_MODULES = ("sne", "dynamic", "nerv", "ee", "fdiv", "gsne", "absne", "largevis", "mmds")
+FAMILY_MODULES = ("sne", "dynamic", "nerv", "ee", "fdiv", "gsne", "absne", "largevis", "umap",
+                  "mmds")
 
 REGISTRY: dict[str, MethodSpec] = {
     spec.name: spec

@@ -35,9 +35,13 @@ ETA = {
     "smmds": 1e-4,
     "rklsne": 10.0,
     "chsne": 10.0,
+    **dict.fromkeys(["largevis", "umap", "tumap"], 1.0),
 }
 DISTANCE_FAMILY = ("mmds", "smmds", "sammon", "gmmds", "ballmmds", "knnmmds")
-CONDITIONAL = ("asne", "arsrsne", "nerv", "rsrnerv", "jse", "rsrjse", "basne", "bnerv", "btasne")
+# forces that do not shrink with n: conditional (row-normalised) P, un-normalised P, and the
+# f-divergences whose forces on far pairs grow with 1/Q
+CONDITIONAL = ("asne", "arsrsne", "nerv", "rsrnerv", "jse", "rsrjse", "basne", "bnerv", "btasne",
+               "largevis", "umap", "tumap", "rklsne", "chsne")
 
 
 def eta_for(name: str, n: int) -> float:

@@ -1,7 +1,6 @@
 """Result object, extras, verbose logging and the eps rule."""
 
 import json
-import logging
 
 import numpy as np
 import pytest

@@ -16,7 +16,7 @@ from . import driver
 from ._logging import logger, verbose_logging
 from ._random import as_generator
 from .engines import resolve_engine
-from .init import INITS, check_init_matrix, pca_init, rescale, resolve_init, spectral_init
+from .init import check_init_matrix, pca_init, rescale, resolve_init, spectral_init
 from .input.data import InputData
 from .input.preprocess import as_numeric_matrix, pca_scores, pca_whiten, resolve_scale, scale_input
 from .input.validate import check_distance_matrix

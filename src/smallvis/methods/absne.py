@@ -255,9 +255,8 @@ def select_branch(alpha: float, lam: float) -> _Branch:
 class ABEmbedding(Method):
     """AB-divergence between P and ``Q = W / sum W`` for an output kernel, in one of the branches."""
 
-    def __init__(self, *, recipe, kernel: OutputKernel, branch: _Branch, **params):
+    def __init__(self, *, kernel: OutputKernel, branch: _Branch, **params):
         super().__init__(**params)
-        self.recipe = recipe
         self.kernel = kernel
         self.branch = branch
 

@@ -69,14 +69,16 @@ class MethodState:
 class Method:
     """Base class for every registered method.
 
-    Subclasses set ``recipe`` (None for methods without P) and implement :meth:`terms`.
+    ``recipe`` says how P is made (None for methods without P); subclasses implement :meth:`terms`.
     ``params`` holds the resolved parameter values (after defaults and validation).
     """
 
     name = "method"
     recipe: AffinityRecipe | None = None
 
-    def __init__(self, **params):
+    def __init__(self, *, recipe: AffinityRecipe | None = None, **params):
+        if recipe is not None:
+            self.recipe = recipe
         self.params = params
         self.eps = float(params.get("eps", EPS))
 
@@ -93,6 +95,21 @@ class Method:
         """Compute input affinities (and anything else the method needs before optimising)."""
         aff = input_affinities(data, self.perplexity(), self.recipe, extras)
         return MethodState(P=aff.P, affinities=aff)
+
+    def output_bandwidths(self, state: MethodState) -> np.ndarray:
+        """Per-point output precisions: the constant ``beta`` parameter when given, else the
+        calibrated input precisions (the "B" methods)."""
+        if "output_beta" not in state.data:
+            beta = self.params.get("beta")
+            if beta is None:
+                beta = state.affinities.beta
+                if beta is None:
+                    raise ValueError(f"method {self.name!r} needs input bandwidths: use an input "
+                                     f"kernel with precisions (gaussian, exp or sigma)")
+            else:
+                beta = np.full(state.P.shape[0], float(beta))
+            state.data["output_beta"] = beta
+        return state.data["output_beta"]
 
     # -- evaluation -----------------------------------------------------------------------------
     def terms(self, d2: np.ndarray, state: MethodState, exaggeration: float, *, cost: bool,

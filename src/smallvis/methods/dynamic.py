@@ -39,9 +39,8 @@ def unnormalised_affinities(state) -> np.ndarray:
 class UnnormalisedTSNE(Method):
     """tsneu (``frozen_z=False``) and pstsne (``frozen_z=True``)."""
 
-    def __init__(self, *, recipe, frozen_z: bool, **params):
+    def __init__(self, *, frozen_z: bool, **params):
         super().__init__(**params)
-        self.recipe = recipe
         self.frozen_z = frozen_z
         self.kernel = StudentT()
 

@@ -34,10 +34,6 @@ from .sne import _recipe
 class ElasticEmbedding(Method):
     """EE with optional distance-weighted repulsion."""
 
-    def __init__(self, *, recipe, **params):
-        super().__init__(**params)
-        self.recipe = recipe
-
     def prepare(self, data, *, extras=frozenset()):
         state = super().prepare(data, extras=extras)
         if self.params["neg_weights"]:
@@ -61,10 +57,6 @@ class ElasticEmbedding(Method):
 
 class TEE(Method):
     """t-distributed elastic embedding: a lambda-weighted I-divergence with Student-t weights."""
-
-    def __init__(self, *, recipe, **params):
-        super().__init__(**params)
-        self.recipe = recipe
 
     def prepare(self, data, *, extras=frozenset()):
         state = super().prepare(data, extras=extras)

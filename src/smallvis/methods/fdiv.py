@@ -32,9 +32,8 @@ from .sne import _recipe
 class FDivergenceEmbedding(Method):
     """Student-t Q against symmetric P under one of the f-divergences below."""
 
-    def __init__(self, *, recipe, divergence, **params):
+    def __init__(self, *, divergence, **params):
         super().__init__(**params)
-        self.recipe = recipe
         self.divergence = divergence
         self.kernel = StudentT()
 

@@ -43,10 +43,6 @@ GR_FORMS = ("d2", "1-w")
 class LargeVis(Method):
     """Edge likelihood with gamma-weighted negative terms and un-normalised output weights."""
 
-    def __init__(self, *, recipe, **params):
-        super().__init__(**params)
-        self.recipe = recipe
-
     def weights(self, d2):
         kind, alpha = self.params["out_kernel"], self.params["alpha"]
         if kind == "exp":

@@ -35,26 +35,13 @@ from .sne import _recipe
 class _GaussianMixtureDivergence(Method):
     """Shared set-up: a P recipe, Gaussian Q normalised by row or matrix, optional input bandwidths."""
 
-    def __init__(self, *, recipe, normalisation: str, bandwidth: bool = False, **params):
+    def __init__(self, *, normalisation: str, bandwidth: bool = False, **params):
         super().__init__(**params)
-        self.recipe = recipe
         self.normalisation = normalisation
         self.bandwidth = bandwidth
 
     def _beta(self, state):
-        if not self.bandwidth:
-            return None
-        if "beta" not in state.data:
-            beta = self.params.get("beta")
-            if beta is None:
-                beta = state.affinities.beta
-                if beta is None:
-                    raise ValueError(f"method {self.name!r} needs input bandwidths: use an input "
-                                     f"kernel with precisions (gaussian, exp or sigma)")
-            else:
-                beta = np.full(state.P.shape[0], float(beta))
-            state.data["beta"] = beta
-        return state.data["beta"]
+        return self.output_bandwidths(state) if self.bandwidth else None
 
     def _q(self, d2, state):
         return gaussian_probabilities(d2, self.normalisation, self.eps, self._beta(state))

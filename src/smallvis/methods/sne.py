@@ -27,8 +27,7 @@ class KLEmbedding(Method):
 
     def __init__(self, *, recipe: AffinityRecipe, kernel: OutputKernel, normalisation="matrix",
                  **params):
-        super().__init__(**params)
-        self.recipe = recipe
+        super().__init__(recipe=recipe, **params)
         self.kernel = kernel
         self.divergence = KL(normalisation)
         self.symmetric_p = recipe.symmetrize != "none" and not recipe.renormalize_rows
@@ -62,15 +61,7 @@ class BandwidthEmbedding(KLEmbedding):
 
     def output_kernel(self, state):
         if "kernel" not in state.data:
-            beta = self.params.get("beta")
-            if beta is None:
-                beta = state.affinities.beta
-                if beta is None:
-                    raise ValueError(f"method {self.name!r} needs input bandwidths: use an input "
-                                     f"kernel with precisions (gaussian, exp or sigma)")
-            else:
-                beta = np.full(state.P.shape[0], float(beta))
-            state.data["kernel"] = RowScaled(self.kernel, beta)
+            state.data["kernel"] = RowScaled(self.kernel, self.output_bandwidths(state))
         return state.data["kernel"]
 
 

@@ -52,9 +52,8 @@ def _cross_entropy_constant(P, eps, clamp):
 class FuzzyCrossEntropy(Method):
     """UMAP's cross-entropy between P and un-normalised output weights (umap, tumap)."""
 
-    def __init__(self, *, recipe, kernel: OutputKernel, **params):
+    def __init__(self, *, kernel: OutputKernel, **params):
         super().__init__(**params)
-        self.recipe = recipe
         self.kernel = kernel
 
     def terms(self, d2, state, exaggeration, *, cost, grad):
@@ -83,9 +82,8 @@ class FuzzyCrossEntropy(Method):
 class NormalisedCrossEntropy(Method):
     """The cross-entropy with ``Q = W / sum W`` (ntumap, cetsne)."""
 
-    def __init__(self, *, recipe, clamp_constant: bool, **params):
+    def __init__(self, *, clamp_constant: bool, **params):
         super().__init__(**params)
-        self.recipe = recipe
         self.clamp_constant = clamp_constant
         self.kernel = StudentT()
 

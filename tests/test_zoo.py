@@ -118,6 +118,13 @@ def test_tee_cost_is_an_i_divergence(data):
     (("largevis", {"gr_eps": -0.1}), r"'largevis'.*'gr_eps'"),
     (("largevis", {"out_kernel": "gauss"}), r"largevis output kernel"),
     (("largevis", {"alpha": 0}), r"'largevis'.*'alpha' must be in \(0, inf\]"),
+    (("largevis", {"gr_form": "sqrt"}), r"largevis gr_form"),
+    (("largevis", {"row_weight": 0}), r"'largevis'.*'row_weight' must be in \(0, inf\]"),
+    (("umap", {"spread": 0}), r"method 'umap': parameter 'spread' must be in \(0, inf\]"),
+    (("umap", {"min_dist": -0.1}), r"'umap'.*'min_dist' must be in \[0, inf\]"),
+    (("umap", {"gr_eps": -1}), r"'umap'.*'gr_eps'"),
+    (("tumap", {"row_weight": -1}), r"'tumap'.*'row_weight'"),
+    (("usne", {"spread": -1}), r"'usne'.*'spread'"),
 ])
 def test_parameters_out_of_range(iris10, method, pattern):
     with pytest.raises(ValueError, match=pattern):

@@ -31,6 +31,7 @@ __all__ = [
     "scale_affinities",
     "smooth_knn_distances",
     "SmoothKNN",
+    "sparse_affinities",
     "symmetrize",
     "SYMMETRIZE",
     "TRUE_SYMMETRIZE",
@@ -253,3 +254,7 @@ def input_affinities(data: InputData, perplexity, recipe: AffinityRecipe,
     if "pdeg" in extras:
         aff.extras["pdeg"] = P.sum(axis=0)
     return aff
+
+
+# the sparse (O(n k) memory) counterpart of input_affinities; imported last, it uses the registries above
+from .sparse import sparse_affinities  # noqa: E402

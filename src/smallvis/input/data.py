@@ -45,3 +45,51 @@ class InputData:
             idx = np.argsort(D, axis=1, kind="stable")[:, :k]
             self._cache[key] = idx
         return self._cache[key]
+
+    def neighbors(self, k: int, method: str = "auto", random_state=None) -> tuple[np.ndarray, np.ndarray]:
+        """Each point's ``k`` nearest other points and their distances, ``(indices, distances)``,
+        each (n, k), nearest first (see :func:`smallvis.input.neighbors.nearest_neighbors`).
+
+        No (n, n) array is formed unless the dense distances are already cached, in which case the
+        exact answer is read from them (whatever ``method``). Exact answers are cached per ``k`` and a
+        smaller ``k`` is read off a larger cached one; approximate answers are cached per ``k`` and
+        integer/None ``random_state`` (not for a Generator, whose state would be consumed).
+        """
+        from .._logging import logger
+        from .neighbors import (EXACT_MAX_N, KNN_METHODS, _exact_matrix, check_neighbors_k,
+                                nearest_neighbors)
+        from .._names import match_name
+
+        method = match_name(method, KNN_METHODS, "kNN method")
+        k = check_neighbors_k(k, self.n)
+        exact_keys = [key for key in self._cache
+                      if isinstance(key, tuple) and key[0] == "neighbors" and key[2] == "exact"
+                      and key[1] >= k]
+        if exact_keys:
+            idx, dist = self._cache[min(exact_keys, key=lambda key: key[1])]
+            return idx[:, :k], dist[:, :k]
+        dense = None
+        if self.precomputed:
+            dense, squared = self.X, False
+        elif "D2" in self._cache:
+            dense, squared = self._cache["D2"], True
+        elif "R" in self._cache:
+            dense, squared = self._cache["R"], False
+        if dense is not None:
+            logger.info("kNN: exact, from the %s, for %d points, k = %d",
+                        "precomputed distance matrix" if self.precomputed
+                        else "dense distances already computed", self.n, k)
+            result = _exact_matrix(dense, k, squared=squared,
+                                   X=None if self.precomputed else self.X)
+            self._cache[("neighbors", k, "exact")] = result
+            return result
+        if method == "auto" and self.n <= EXACT_MAX_N:
+            method = "exact"
+        cacheable = random_state is None or isinstance(random_state, (int, np.integer))
+        key = ("neighbors", k, "exact") if method == "exact" else ("neighbors", k, method, random_state)
+        if key in self._cache:
+            return self._cache[key]
+        result = nearest_neighbors(self.X, k, method=method, random_state=random_state)
+        if method == "exact" or cacheable:
+            self._cache[key] = result
+        return result

@@ -1,0 +1,334 @@
+"""Sparse input affinities: P as a CSR matrix from each point's nearest neighbours, O(n k) memory.
+
+:func:`sparse_affinities` follows :func:`smallvis.affinity.input_affinities` step by step (input
+kernel, row step, symmetrisation, matrix normalisation, optional second row normalisation) but never
+forms an (n, n) array: the neighbours come from :meth:`InputData.neighbors` (exact blocked search or
+pynndescent) and every later step works on the sparse matrix.
+
+Kernels:
+
+* ``gaussian``, ``gauss``, ``exp``: the perplexity calibration of the original's R path (spec §3.1),
+  restricted to each point's ``k = min(n - 1, floor(3 max U))`` nearest neighbours (as the real
+  LargeVis and openTSNE do); with ``k = n - 1`` it is the dense calibration.
+* ``knn``: weight 1 on the ``perplexity`` nearest other points.
+* ``skd``: UMAP's smooth kNN distances on ``perplexity`` neighbours, the point itself included.
+
+Whenever the neighbourhoods hold the same entries as the dense matrix the result equals the dense
+``P`` to rounding.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from scipy import sparse
+
+from .._logging import logger
+from .._names import match_name
+from ..input.data import InputData
+from .perplexity import EPS, _bisect, check_perplexity
+from .scale import SYMMETRIZE, fuzzy_set_union
+from .smooth_knn import check_k, knn_to_csr, smooth_knn_core
+
+__all__ = ["sparse_affinities"]
+
+# kernels with a sparse version, and how each Gaussian kernel treats the distances
+_SQUARED = {"gaussian": True, "gauss": True, "exp": False}
+
+
+# --- the restricted perplexity calibration -----------------------------------------------------------
+
+
+def _calibrate_knn_rows(D, logU, beta0, tol, max_tries):  # pragma: no cover - compiled by numba
+    """Bisection of every row of ``D`` (n, k), as :func:`perplexity._bisect` and the R path's warm
+    start; written for numba (plain loops). Returns ``(W, beta, dint, failed)``; failed rows get
+    ``W = 0`` and ``beta = 1`` (their fallback weights are set by the caller)."""
+    n, k = D.shape
+    W = np.zeros((n, k))
+    betas = np.ones(n)
+    dint = np.zeros(n)
+    failed = np.zeros(n, dtype=np.bool_)
+    w = np.empty(k)
+    beta = beta0
+    for i in range(n):
+        if i > 0:
+            beta = betas[i - 1]
+        target = logU[i]
+        bmin = -np.inf
+        bmax = np.inf
+        tries = 0
+        while True:
+            Z = 0.0
+            dw = 0.0
+            for j in range(k):
+                w[j] = math.exp(-beta * D[i, j])
+                Z += w[j]
+                dw += D[i, j] * w[j]
+            H = 0.0 if Z == 0.0 else math.log(Z) + beta * dw / Z
+            if not (abs(H - target) > tol and tries < max_tries):
+                break
+            if H > target:
+                bmin = beta
+                beta = beta * 2.0 if bmax == np.inf else (beta + bmax) / 2.0
+            else:
+                bmax = beta
+                beta = beta / 2.0 if bmin == -np.inf else (beta + bmin) / 2.0
+            tries += 1
+        if not abs(H - target) <= tol:
+            failed[i] = True
+            continue
+        betas[i] = beta
+        s = 0.0
+        for j in range(k):
+            W[i, j] = w[j]
+            p = w[j] / Z
+            s += D[i, j] * p * (math.log(p + EPS) + H)
+        dint[i] = -2.0 * beta * s
+    return W, betas, dint, failed
+
+
+_COMPILED = {}
+
+
+def _numba_calibrate():
+    """The numba-compiled row calibration (compiled on first use, cached on disk), or None."""
+    if "calibrate" not in _COMPILED:
+        try:
+            import numba
+        except ImportError:
+            _COMPILED["calibrate"] = None
+        else:
+            _COMPILED["calibrate"] = numba.njit(cache=True)(_calibrate_knn_rows)
+    return _COMPILED["calibrate"]
+
+
+def _calibrate_python(D, U, beta0, tol, max_tries):
+    """Reference implementation with :func:`_bisect` (used when numba is not installed)."""
+    n, k = D.shape
+    W = np.zeros((n, k))
+    betas = np.ones(n)
+    dint = np.zeros(n)
+    failed = np.zeros(n, dtype=bool)
+    beta = beta0
+    for i in range(n):
+        d = D[i]
+        if i > 0:
+            beta = betas[i - 1]
+        beta, H, w, Z, ok = _bisect(d, math.log(float(U[i])), beta, tol, max_tries)
+        if not ok:
+            failed[i] = True
+            continue
+        betas[i] = beta
+        W[i] = w
+        p = w / Z
+        dint[i] = -2.0 * beta * float(np.sum(d * p * (np.log(p + EPS) + H)))
+    return W, betas, dint, failed
+
+
+def calibrate_knn_rows(D: np.ndarray, U: np.ndarray, *, tol: float = 1e-5, max_tries: int = 50,
+                       use_numba: bool = True):
+    """Perplexity calibration of the R path (spec §3.1) on neighbour distances ``D`` (n, k).
+
+    Each row holds the values entering ``exp(-beta D)`` for that point's ``k`` neighbours (squared
+    or plain distances, nearest first). Point 0 starts from ``0.5 U / mean(D[0])``, every later point
+    from the previous point's converged beta; a point that fails gets weight ``1 / floor(U)`` on its
+    ``floor(U)`` nearest neighbours, ``beta = 1`` and ``dint = 0``, as :func:`calibrate_rows`.
+
+    Returns ``(W, beta, dint, failed)`` with ``W`` the (n, k) un-normalised weights.
+    """
+    D = np.ascontiguousarray(D, dtype=np.float64)
+    U = np.asarray(U, dtype=np.float64)
+    mean_d = float(D[0].mean())
+    beta0 = 0.5 * float(U[0]) / mean_d if mean_d > 0 else 1.0
+    kernel = _numba_calibrate() if use_numba else None
+    if kernel is not None:
+        W, beta, dint, failed = kernel(D, np.log(U), beta0, float(tol), int(max_tries))
+    else:
+        W, beta, dint, failed = _calibrate_python(D, U, beta0, tol, max_tries)
+    for i in np.flatnonzero(failed):
+        nnbrs = max(int(math.floor(U[i])), 1)
+        W[i, :nnbrs] = 1.0 / nnbrs  # neighbours are nearest first
+    return W, beta, dint, failed
+
+
+# --- kernels -----------------------------------------------------------------------------------------
+
+
+def _csr(rows_idx: np.ndarray, vals: np.ndarray, n: int) -> sparse.csr_matrix:
+    rows = np.repeat(np.arange(n), rows_idx.shape[1])
+    P = sparse.csr_matrix((np.asarray(vals, dtype=np.float64).ravel(), (rows, rows_idx.ravel())),
+                          shape=(n, n))
+    P.sum_duplicates()
+    P.eliminate_zeros()
+    return P
+
+
+def _describe(U: np.ndarray) -> str:
+    return f"{U[0]:g}" if np.all(U == U[0]) else f"{U.min():g}-{U.max():g} (per point)"
+
+
+def _sparse_gaussian(data: InputData, perplexity, kernel: str, knn_method, random_state):
+    n = data.n
+    U = check_perplexity(perplexity, n)
+    k = max(1, min(n - 1, int(math.floor(3.0 * float(U.max())))))
+    # the original's quirk (see _kernel_gaussian): precomputed distances are not squared by "gaussian"
+    squared = _SQUARED[kernel] and not (kernel == "gaussian" and data.precomputed)
+    idx, dist = data.neighbors(k, method=knn_method, random_state=random_state)
+    D = dist * dist if squared else np.array(dist, dtype=np.float64)
+    W, beta, dint, failed = calibrate_knn_rows(D, U)
+    ok = ~failed
+    if ok.any():
+        sigma = 1.0 / np.sqrt(beta[ok])
+        logger.info("Calibrated perplexity %s for %d points, kNN-restricted to k = %d neighbours "
+                    "(%s distances): sigma min %.4g, median %.4g, max %.4g", _describe(U), n, k,
+                    "squared" if squared else "unsquared", sigma.min(), np.median(sigma),
+                    sigma.max())
+    n_failed = int(failed.sum())
+    if n_failed:
+        warnings.warn(
+            f"{n_failed} perplexity calibrations failed: those points get uniform weights on "
+            f"their nearest neighbours",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return _csr(idx, W, n), beta, dint, n_failed
+
+
+def _sparse_knn(data: InputData, perplexity, knn_method, random_state):
+    from . import _check_k
+
+    k = _check_k(perplexity, data.n, "perplexity")
+    idx, _ = data.neighbors(k, method=knn_method, random_state=random_state)
+    logger.info("kNN affinities: weight 1 on the %d nearest neighbours of %d points", k, data.n)
+    return _csr(idx, np.ones(idx.shape), data.n)
+
+
+def _sparse_skd(data: InputData, perplexity, knn_method, random_state):
+    n = data.n
+    k = check_k(perplexity, n, "perplexity")  # the point itself included
+    others, odist = data.neighbors(k - 1, method=knn_method, random_state=random_state)
+    idx = np.concatenate([np.arange(n, dtype=np.int64)[:, None], others], axis=1)
+    dist = np.concatenate([np.zeros((n, 1)), odist], axis=1)
+    sigma, rho, vals, converged = smooth_knn_core(idx, dist)
+    logger.info("Smooth kNN distances for k = %d (%d points, sparse): sigma min %.4g, median %.4g, "
+                "max %.4g", k, n, sigma.min(), np.median(sigma), sigma.max())
+    if not converged.all():
+        logger.info("Smooth kNN bandwidth search did not converge for %d points (kept the last "
+                    "bisection value, floored)", int((~converged).sum()))
+    return knn_to_csr(idx, vals, n)
+
+
+# --- scaling -------------------------------------------------------------------------------------------
+
+
+def _scale_rows(P: sparse.csr_matrix, target) -> sparse.csr_matrix:
+    """Each non-empty row multiplied to sum to ``target`` (empty rows stay empty)."""
+    sums = np.asarray(P.sum(axis=1)).ravel()
+    sums[sums == 0] = 1.0
+    P = P.copy()
+    P.data *= np.repeat(target / sums, np.diff(P.indptr))
+    return P
+
+
+def _symmetrize(P: sparse.csr_matrix, how: str) -> sparse.csr_matrix:
+    if how == "none":
+        return P
+    Pt = P.T.tocsr()
+    if how in ("symmetric", "average"):
+        return (0.5 * (P + Pt)).tocsr()
+    if how == "mutual":
+        return P.multiply(Pt).tocsr().sqrt()
+    return fuzzy_set_union(P)
+
+
+def _effective_perplexity(P: sparse.csr_matrix, eps: float = EPS) -> float:
+    """As :func:`~smallvis.affinity.scale.effective_perplexity`, from the stored entries only."""
+    counts = np.diff(P.indptr)
+    sums = np.asarray(P.sum(axis=1)).ravel()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        R = P.data / np.repeat(sums, counts)
+        terms = R * np.log(R + eps)
+    H = np.zeros(P.shape[0])
+    nonempty = counts > 0
+    H[nonempty] = -np.add.reduceat(terms, P.indptr[:-1][nonempty])
+    H[~nonempty] = np.nan
+    return float(np.median(np.exp(H)))
+
+
+def _finalize(P) -> sparse.csr_matrix:
+    P = sparse.csr_matrix(P, dtype=np.float64)
+    P.sum_duplicates()
+    P.eliminate_zeros()
+    return P
+
+
+# --- public entry point --------------------------------------------------------------------------------
+
+
+def sparse_affinities(data: InputData, perplexity, recipe, *, knn_method: str = "auto",
+                      random_state=None):
+    """Input affinities of ``recipe`` as a sparse matrix, without forming any (n, n) array.
+
+    Parameters
+    ----------
+    data : InputData
+        Coordinates or a precomputed distance matrix (neighbours are then read from its rows).
+    perplexity : float, array (n,) or int
+        Perplexity (one per point allowed) for the Gaussian kernels, the number of neighbours for
+        ``knn`` and ``skd`` (``skd`` counts the point itself).
+    recipe : AffinityRecipe
+        Kernel and scaling steps, as for :func:`input_affinities`. The ``sigma`` kernel has no sparse
+        version; the ``"independent"`` calibration is replaced by the R-path calibration.
+    knn_method : {"auto", "exact", "nndescent"}
+        Neighbour search (see :func:`smallvis.input.neighbors.nearest_neighbors`).
+    random_state : None, int or numpy Generator
+        Seed of the approximate neighbour search.
+
+    Returns
+    -------
+    Affinities
+        ``.P`` a float64 ``scipy.sparse.csr_matrix`` (n, n), zero diagonal, no explicit zeros;
+        ``.V`` the un-normalised kernel values (CSR); ``.beta``, ``.dint`` for the Gaussian kernels.
+    """
+    from . import CALIBRATIONS, GAUSSIAN_KERNELS, INPUT_KERNELS, _NO_ROW_NORMALIZE, Affinities
+
+    kernel = match_name(recipe.kernel, INPUT_KERNELS, "input kernel")
+    if isinstance(perplexity, str) or isinstance(perplexity, tuple):
+        raise ValueError(
+            f"perplexity {perplexity!r} is not available yet: give a number or one value per point"
+        )
+    calibration = match_name(recipe.calibration, CALIBRATIONS, "perplexity calibration")
+    how = match_name(recipe.symmetrize, SYMMETRIZE, "symmetrization")
+    if kernel == "sigma":
+        raise ValueError(
+            "the sigma input kernel has no sparse version (it gives every pair a non-zero weight); "
+            "use the gaussian, knn or skd kernel with sparse affinities"
+        )
+    beta = dint = None
+    n_failed = 0
+    if kernel in GAUSSIAN_KERNELS:
+        if calibration == "independent":
+            logger.info("The independent perplexity calibration has no sparse version: using the "
+                        "R-path calibration (warm start from the previous point) instead")
+        V, beta, dint, n_failed = _sparse_gaussian(data, perplexity, kernel, knn_method,
+                                                   random_state)
+    elif kernel == "knn":
+        V = _sparse_knn(data, perplexity, knn_method, random_state)
+    else:
+        V = _sparse_skd(data, perplexity, knn_method, random_state)
+
+    row_normalize = False if kernel in _NO_ROW_NORMALIZE else recipe.row_normalize
+    P = V
+    if row_normalize is not False and row_normalize is not None:
+        P = _scale_rows(P, 1.0 if row_normalize is True else float(row_normalize))
+    P = _symmetrize(P, how)
+    if recipe.normalize:
+        P = P / P.sum()
+    if recipe.renormalize_rows:
+        P = _scale_rows(sparse.csr_matrix(P), 1.0)
+    P = _finalize(P)
+    logger.info("Effective perplexity of P approx = %.4g (sparse, %d stored entries)",
+                _effective_perplexity(P), P.nnz)
+    return Affinities(P=P, V=V, beta=beta, dint=dint, perplexity=perplexity, n_failed=n_failed)

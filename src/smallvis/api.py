@@ -16,7 +16,8 @@ from . import driver
 from ._logging import logger, verbose_logging
 from ._random import as_generator
 from .engines import resolve_engine
-from .init import check_init_matrix, pca_init, rescale, resolve_init, spectral_init
+from .init import (check_init_matrix, pca_init, power_iteration_init, rescale, resolve_init,
+                   spectral_init)
 from .input.data import InputData
 from .input.preprocess import as_numeric_matrix, pca_scores, pca_whiten, resolve_scale, scale_input
 from .input.validate import check_distance_matrix
@@ -25,13 +26,13 @@ from .optim import Objective, build_optimizer, split_opt
 from .result import SmallVisResult
 
 EXTRA_NAMES = ("X", "P", "Q", "DX", "DY", "V", "beta", "dint", "adegin", "adegout", "adegc",
-               "pdeg", "alpha", "geo")
+               "pdeg", "alpha", "geo", "logZ")
 
 
-def smallvis(X, k=2, scale="absmax", Y_init="rand", Y_init_sdev=None, perplexity=30,
-             max_iter=1000, pca=False, initial_dims=50, method="tsne", epoch_callback=None,
+def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=None,
+             max_iter=None, pca=False, initial_dims=50, method="tsne", epoch_callback=None,
              epoch=None, min_cost=0.0, tol=1e-7, g2tol=None, momentum=0.5, final_momentum=0.8,
-             mom_switch_iter=None, eta=500.0, min_gain=0.01, opt="dbd", exaggeration_factor=1.0,
+             mom_switch_iter=None, eta=None, min_gain=0.01, opt="dbd", exaggeration_factor=1.0,
              stop_lying_iter=None, late_exaggeration_factor=1.0, start_late_lying_iter=None,
              iter0_cost=False, ee_mon_epoch=None, ee_mon_wait=15, ee_mon_buffer=2, tol_wait=15,
              ret_extra=False, n_threads=0, use_cpp=False, bh=False, theta=1.0, eps=EPS,
@@ -50,14 +51,21 @@ def smallvis(X, k=2, scale="absmax", Y_init="rand", Y_init_sdev=None, perplexity
         Output dimensions.
     scale : {"absmax", "scale", "range", "none"} or bool or None
         Input scaling (ignored for distances). ``True`` is ``"scale"``, ``False``/``None`` ``"none"``.
-    Y_init : {"rand", "pca", "spca", "laplacian", "normlaplacian"} or array (n, k)
-        Initial coordinates. ``rand`` and ``spca`` are rescaled to standard deviation 1e-4.
+    Y_init : {"rand", "pca", "spca", "laplacian", "normlaplacian", "power"} or array (n, k), optional
+        Initial coordinates. ``rand`` and ``spca`` are rescaled to standard deviation 1e-4; ``power``
+        is NCVis's power iteration on P. None: the method's default (``rand``, the original's, for
+        every method but ncvis, whose default is ``power``); on the ``sgd`` engine ``normlaplacian``
+        (umap-learn's spectral init) or ``power`` (NCVis), and named inits are then rescaled as
+        umap-learn does (each column to [0, 10]) or NCVis does (mean 0, sd 1).
     Y_init_sdev : float, optional
         Rescale every initial column to this standard deviation.
-    perplexity : float or array (n,)
-        Perplexity (one per point if a vector); the number of neighbours for kNN-type kernels.
-    max_iter : int
-        Iterations (0 returns the initialisation).
+    perplexity : float or array (n,), optional
+        Perplexity (one per point if a vector); the number of neighbours for kNN-type kernels and
+        for umap (``k``) and ncvis (``n_neighbors``). None: the method's default (30, as in the
+        original; 15 for ncvis).
+    max_iter : int, optional
+        Iterations (0 returns the initialisation); default 1000, or on the ``sgd`` engine the
+        number of epochs umap-learn would use (500 up to 10,000 points, else 200; NCVis 50).
     pca : bool or "whiten"
         Reduce the input to ``initial_dims`` principal components first (and whiten them).
     initial_dims : int
@@ -73,7 +81,8 @@ def smallvis(X, k=2, scale="absmax", Y_init="rand", Y_init_sdev=None, perplexity
         early exaggeration ends.
     momentum, final_momentum, mom_switch_iter, eta, min_gain
         Delta-bar-delta settings (``eta="optsne"`` means ``n / exaggeration_factor``); values given in
-        ``opt`` take precedence.
+        ``opt`` take precedence. ``eta=None`` is 500 (the original's); on the ``sgd`` engine ``eta``
+        is the initial SGD learning rate (default 1).
     opt : str or (str, dict)
         Optimiser, ``"dbd"`` by default.
     exaggeration_factor, stop_lying_iter, late_exaggeration_factor, start_late_lying_iter
@@ -104,7 +113,12 @@ def smallvis(X, k=2, scale="absmax", Y_init="rand", Y_init_sdev=None, perplexity
         Log calibration, choices and epoch costs to stderr.
     metric : {"euclidean", "precomputed"}
     engine : str or (str, dict)
-        How gradients are computed; ``"auto"`` chooses and logs its choice.
+        How gradients are computed: ``"dense"`` (exact, NumPy) or ``"sgd"`` (the edge-sampling,
+        negative-sampling SGD of LargeVis/UMAP/NCVis, for largevis, umap, tumap and ncvis; options
+        ``negative_sample_rate``, ``repulsion_strength``, ``knn``). With ``sgd``, ``max_iter``
+        counts epochs, ``opt`` and exaggeration do not apply and ``itercosts`` holds sampled
+        estimates. ``"auto"`` uses ``sgd`` above 10,000 points for methods that have it, else
+        ``dense``, and logs its choice.
     random_state : int or numpy Generator, optional
         Controls every random choice.
     progress : bool or callable(iteration), optional
@@ -187,6 +201,11 @@ def _initial_Y(Y_init, init_name, *, data, method, state, k, rng, pca_applied, Y
         Y = rng.standard_normal((n, k))
     elif init_name in ("pca", "spca"):
         Y = pca_init(data.X, k, precomputed=data.precomputed, already_pca=pca_applied, rng=rng)
+    elif init_name == "power":
+        A = method.laplacian_affinity(state)
+        if A is None:
+            raise ValueError(f"Y_init='power' needs input affinities; method {method.name!r} has none")
+        Y = power_iteration_init(A, k, rng, n_iter=int(method.params.get("n_init_epochs", 20)))
     else:
         A = method.laplacian_affinity(state)
         if A is None:
@@ -211,7 +230,8 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
     start = time.perf_counter()
     rng = as_generator(random_state)
     k = _check_int("k (output dimensions)", k, 1)
-    max_iter = _check_int("max_iter", max_iter, 0) if max_iter >= 0 else 0
+    if max_iter is not None:
+        max_iter = _check_int("max_iter", max_iter, 0) if max_iter >= 0 else 0
     from ._names import match_name
 
     precomputed = match_name(metric, ("euclidean", "precomputed"), "metric") == "precomputed"
@@ -222,8 +242,81 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
         else:
             engine = ("bh", {"theta": theta})
     m = build_method(method, perplexity=perplexity, eps=eps, use_cpp=bool(use_cpp))
-    init_name = resolve_init(Y_init)
+    if Y_init is not None:
+        resolve_init(Y_init)  # a bad name fails before any work
+    if epoch is not None:
+        epoch = _check_int("epoch", epoch, 1)
+    want_result, extras = _resolve_extras(ret_extra)
 
+    data, pca_dims, whiten_dims, pca_applied = _prepare_input(
+        X, precomputed=precomputed, scale=scale, pca=pca, initial_dims=initial_dims, k=k, rng=rng)
+    n = data.n
+    if n < 3:
+        raise ValueError(f"need at least 3 points to embed; got {n}")
+    if Y_init is not None and not isinstance(Y_init, str):
+        check_init_matrix(Y_init, n, k)
+    eng = resolve_engine(engine, m, n)
+    eng.check(n)
+    logger.info("%s: %d points, %s input dims, method %s, engine %s", "smallvis", n,
+                "precomputed" if precomputed else data.X.shape[1], m.name, eng.name)
+    common = dict(data=data, m=m, k=k, rng=rng, Y_init=Y_init, Y_init_sdev=Y_init_sdev,
+                  pca_applied=pca_applied, max_iter=max_iter, epoch=epoch, eta=eta,
+                  epoch_callback=epoch_callback, progress=progress, extras=extras,
+                  iter0_cost=iter0_cost and (verbose or want_result), record=want_result)
+    if getattr(eng, "stochastic", False):
+        _refuse_for_sgd(opt=opt, exaggeration_factor=exaggeration_factor,
+                        late_exaggeration_factor=late_exaggeration_factor, ee_mon_epoch=ee_mon_epoch)
+        run = _run_stochastic(eng, **common)
+    else:
+        run = _run_gradient(
+            eng, **common, min_cost=min_cost, tol=tol, g2tol=g2tol, tol_wait=tol_wait,
+            momentum=momentum, final_momentum=final_momentum, mom_switch_iter=mom_switch_iter,
+            min_gain=min_gain, opt=opt, exaggeration_factor=exaggeration_factor,
+            stop_lying_iter=stop_lying_iter, late_exaggeration_factor=late_exaggeration_factor,
+            start_late_lying_iter=start_late_lying_iter, ee_mon_epoch=ee_mon_epoch,
+            ee_mon_wait=ee_mon_wait, ee_mon_buffer=ee_mon_buffer)
+    out = run["out"]
+    if out.diverged:
+        warnings.warn("the optimisation diverged (non-finite coordinates or cost): try a smaller "
+                      "eta, another init, or a different optimiser", RuntimeWarning, stacklevel=3)
+    elif out.exploding:
+        warnings.warn(f"the coordinates grew beyond {driver.EXPLODING:.0e}: the step size is too "
+                      f"large for method {m.name!r}; try a smaller eta (e.g. eta=0.1 for "
+                      f"Gaussian-output methods) or another optimiser", RuntimeWarning, stacklevel=3)
+    if not want_result:
+        return out.Y
+    res = SmallVisResult(
+        Y=out.Y, N=n, origD=None if precomputed else data.X.shape[1], scale=scale,
+        Y_init=run["init"], method=method, iter=out.iter, time_secs=time.perf_counter() - start,
+        G2norm=out.G2norm, costs=run["pcost"](out.Y), opt=run["opt"],
+        perplexity=m.perplexity(), itercosts=out.itercosts, pca_dims=pca_dims,
+        whiten_dims=whiten_dims, diverged=out.diverged)
+    for key, value in run.get("schedule", {}).items():
+        setattr(res, key, value)
+    res.extras = _collect_extras(extras, m, run["state"], data, out.Y)
+    return res
+
+
+def _refuse_for_sgd(*, opt, exaggeration_factor, late_exaggeration_factor, ee_mon_epoch):
+    """The settings that have no meaning for the stochastic engine: a clear error, not silence."""
+    if exaggeration_factor != 1 or late_exaggeration_factor != 1 or ee_mon_epoch is not None:
+        raise ValueError("engine 'sgd' does not use exaggeration (exaggeration_factor, "
+                         "late_exaggeration_factor, ee_mon_epoch): use an exact engine, or leave "
+                         "them at their defaults")
+    if not (isinstance(opt, str) and opt.lower() == "dbd"):
+        raise ValueError(f"engine 'sgd' has its own optimiser (SGD with a decaying learning rate "
+                         f"eta); opt={opt!r} does not apply")
+
+
+def _run_gradient(eng, *, data, m, k, rng, Y_init, Y_init_sdev, pca_applied, max_iter, epoch, eta,
+                  epoch_callback, progress, extras, iter0_cost, record, min_cost, tol, g2tol,
+                  tol_wait, momentum, final_momentum, mom_switch_iter, min_gain, opt,
+                  exaggeration_factor, stop_lying_iter, late_exaggeration_factor,
+                  start_late_lying_iter, ee_mon_epoch, ee_mon_wait, ee_mon_buffer):
+    """An exact-gradient engine driven by an optimiser (the original's loop)."""
+    n = data.n
+    max_iter = 1000 if max_iter is None else max_iter
+    eta = 500.0 if eta is None else eta
     # lazy defaults of the original
     stop_lying_iter = max(1, max_iter // 10) if stop_lying_iter is None else stop_lying_iter
     start_late_lying_iter = (max_iter - max(1, max_iter // 10) if start_late_lying_iter is None
@@ -237,24 +330,12 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
         raise ValueError("start_late_lying_iter must be >= stop_lying_iter when both "
                          "exaggerations are used")
     mom_switch_iter = stop_lying_iter + 150 if mom_switch_iter is None else mom_switch_iter
-    epoch = max(1, round(max_iter / 10)) if epoch is None else _check_int("epoch", epoch, 1)
-    want_result, extras = _resolve_extras(ret_extra)
-
-    data, pca_dims, whiten_dims, pca_applied = _prepare_input(
-        X, precomputed=precomputed, scale=scale, pca=pca, initial_dims=initial_dims, k=k, rng=rng)
-    n = data.n
-    if n < 3:
-        raise ValueError(f"need at least 3 points to embed; got {n}")
-    if init_name == "matrix":
-        check_init_matrix(Y_init, n, k)
+    epoch = max(1, round(max_iter / 10)) if epoch is None else epoch
     optimizer = _build_optimizer(opt, eta=eta, momentum=momentum, final_momentum=final_momentum,
                                  mom_switch_iter=mom_switch_iter, min_gain=min_gain, n=n,
                                  exaggeration_factor=exaggeration_factor)
-    eng = resolve_engine(engine, m, n)
-    eng.check(n)
-    logger.info("%s: %d points, %s input dims, method %s, engine %s", "smallvis", n,
-                "precomputed" if precomputed else data.X.shape[1], m.name, eng.name)
     state = m.prepare(data, extras=extras)
+    init_name = resolve_init(m.default_init if Y_init is None else Y_init)
     Y = _initial_Y(Y_init, init_name, data=data, method=m, state=state, k=k, rng=rng,
                    pca_applied=pca_applied, Y_init_sdev=Y_init_sdev)
     objective = Objective(m, state, eng)
@@ -263,8 +344,7 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
         exaggeration_factor=exaggeration_factor, stop_lying_iter=stop_lying_iter,
         late_exaggeration_factor=late_exaggeration_factor,
         start_late_lying_iter=start_late_lying_iter, ee_mon_epoch=ee_mon_epoch,
-        ee_mon_wait=ee_mon_wait, ee_mon_buffer=ee_mon_buffer,
-        iter0_cost=iter0_cost and (verbose or want_result), record=want_result)
+        ee_mon_wait=ee_mon_wait, ee_mon_buffer=ee_mon_buffer, iter0_cost=iter0_cost, record=record)
     if max_iter < 1:
         out = driver.RunOutcome(Y=Y, iter=0, G2norm=None, stop_lying_iter=stop_lying_iter)
         if epoch_callback is not None:
@@ -273,31 +353,65 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
         with _progress_hook(progress, max_iter, m.name) as hook:
             out = driver.run(objective, optimizer, Y, schedule, callback=epoch_callback,
                              on_iteration=hook)
-    if out.diverged:
-        warnings.warn("the optimisation diverged (non-finite coordinates or cost): try a smaller "
-                      "eta, another init, or a different optimiser", RuntimeWarning, stacklevel=3)
-    elif out.exploding:
-        warnings.warn(f"the coordinates grew beyond {driver.EXPLODING:.0e}: the step size is too "
-                      f"large for method {m.name!r}; try a smaller eta (e.g. eta=0.1 for "
-                      f"Gaussian-output methods) or another optimiser", RuntimeWarning, stacklevel=3)
-    if not want_result:
-        return out.Y
-    pcost = objective.pcost(out.Y, exaggeration=1.0)
-    res = SmallVisResult(
-        Y=out.Y, N=n, origD=None if precomputed else data.X.shape[1], scale=scale,
-        Y_init=init_name, method=method, iter=out.iter, time_secs=time.perf_counter() - start,
-        G2norm=out.G2norm, costs=pcost, opt={**optimizer.params(), "counts": dict(objective.counts)},
-        perplexity=m.perplexity(), itercosts=out.itercosts, pca_dims=pca_dims,
-        whiten_dims=whiten_dims, diverged=out.diverged)
+    stages = {}
     used_late = late_exaggeration_factor != 1 and m.uses_affinities and (
         exaggeration_factor == 1 or out.start_late_lying_iter <= out.iter)
     if exaggeration_factor != 1 and m.uses_affinities:
-        res.exaggeration_factor, res.stop_lying_iter = exaggeration_factor, out.stop_lying_iter
+        stages.update(exaggeration_factor=exaggeration_factor, stop_lying_iter=out.stop_lying_iter)
     if used_late:
-        res.late_exaggeration_factor = late_exaggeration_factor
-        res.start_late_lying_iter = out.start_late_lying_iter
-    res.extras = _collect_extras(extras, m, state, data, out.Y)
-    return res
+        stages.update(late_exaggeration_factor=late_exaggeration_factor,
+                      start_late_lying_iter=out.start_late_lying_iter)
+    return dict(out=out, state=state, init=init_name, schedule=stages,
+                opt={**optimizer.params(), "counts": objective.counts},
+                pcost=lambda Y: objective.pcost(Y, exaggeration=1.0))
+
+
+def _run_stochastic(eng, *, data, m, k, rng, Y_init, Y_init_sdev, pca_applied, max_iter, epoch, eta,
+                    epoch_callback, progress, extras, iter0_cost, record):
+    """A stochastic engine runs its own epochs (``max_iter`` epochs, initial learning rate ``eta``)."""
+    from .engines.sgd import default_epochs
+
+    plan = eng.plan(m)
+    n_epochs = default_epochs(plan.epochs, data.n) if max_iter is None else max_iter
+    eta = 1.0 if eta is None else eta
+    if isinstance(eta, str) or not float(eta) > 0:
+        raise ValueError(f"engine 'sgd': eta (the initial learning rate) must be a positive "
+                         f"number; got {eta!r}")
+    epoch = max(1, round(n_epochs / 10)) if epoch is None else epoch
+    state = eng.prepare(m, data, rng)
+    init_name = resolve_init(plan.init if Y_init is None else Y_init)
+    Y = _initial_Y(Y_init, init_name, data=data, method=m, state=state, k=k, rng=rng,
+                   pca_applied=pca_applied, Y_init_sdev=None)
+    if init_name != "matrix":
+        Y = _stochastic_scale(Y, plan.forces)
+    if Y_init_sdev is not None:
+        Y = rescale(Y, float(Y_init_sdev))
+    if n_epochs < 1:
+        out = driver.RunOutcome(Y=Y, iter=0, G2norm=None)
+        if epoch_callback is not None:
+            epoch_callback(Y, 0, None)
+    else:
+        with _progress_hook(progress, n_epochs, f"{m.name} (sgd)") as hook:
+            out = eng.run(m, state, Y, n_epochs=n_epochs, eta=float(eta), epoch=epoch, rng=rng,
+                          callback=epoch_callback, on_iteration=hook, record=record,
+                          iter0_cost=iter0_cost)
+    opt = {"name": "sgd", "eta": float(eta), "n_epochs": n_epochs, **eng.options()}
+    if "logZ" in state.data:
+        opt["logZ"] = state.data["logZ"]
+    return dict(out=out, state=state, init=init_name, opt=opt,
+                pcost=lambda Y: eng.point_costs(m, state, Y) if n_epochs > 0 else
+                np.full(data.n, np.nan))
+
+
+def _stochastic_scale(Y, forces):
+    """Named inits on the sgd engine: each column to [0, 10] (umap-learn), or to mean 0 and sd 1
+    (NCVis)."""
+    Y = Y - Y.mean(axis=0)
+    if forces == "nce":
+        sd = Y.std(axis=0)
+        return Y / np.where(sd > 0, sd, 1.0)
+    lo, hi = Y.min(axis=0), Y.max(axis=0)
+    return 10.0 * (Y - lo) / np.where(hi > lo, hi - lo, 1.0)
 
 
 @contextlib.contextmanager

@@ -96,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--method", default=None, help="method name (see 'smallvis methods'); default tsne")
     g.add_argument("--param", action="append", metavar="KEY=VALUE", help="method parameter (repeatable)")
     g.add_argument("--perplexity", type=_number_or_name, metavar="P",
-                   help="perplexity (or neighbour count k for kNN methods); default 30")
+                   help="perplexity (or neighbour count k for kNN methods); default: the "
+                   "method's (30; ncvis 15)")
     g.add_argument("--k", type=int, metavar="K", help="output dimensions; default 2")
     g = e.add_argument_group("input processing")
     g.add_argument("--scale", metavar="MODE", help="absmax (default), scale, range or none")

@@ -69,10 +69,10 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     (150, 2)
     """
 
-    def __init__(self, method="tsne", *, k=2, scale="absmax", Y_init="rand", Y_init_sdev=None,
-                 perplexity=30, max_iter=1000, pca=False, initial_dims=50, epoch_callback=None,
+    def __init__(self, method="tsne", *, k=2, scale="absmax", Y_init=None, Y_init_sdev=None,
+                 perplexity=None, max_iter=None, pca=False, initial_dims=50, epoch_callback=None,
                  epoch=None, min_cost=0.0, tol=1e-7, g2tol=None, momentum=0.5, final_momentum=0.8,
-                 mom_switch_iter=None, eta=500.0, min_gain=0.01, opt="dbd", exaggeration_factor=1.0,
+                 mom_switch_iter=None, eta=None, min_gain=0.01, opt="dbd", exaggeration_factor=1.0,
                  stop_lying_iter=None, late_exaggeration_factor=1.0, start_late_lying_iter=None,
                  iter0_cost=False, ee_mon_epoch=None, ee_mon_wait=15, ee_mon_buffer=2, tol_wait=15,
                  n_threads=0, use_cpp=False, bh=False, theta=1.0, eps=EPS, inp_kernel=None, nn=None,

@@ -1,4 +1,5 @@
-"""Output initialisation (spec smallvis-R.md §6): rand, pca, spca, laplacian, normlaplacian, a matrix.
+"""Output initialisation (spec smallvis-R.md §6): rand, pca, spca, laplacian, normlaplacian, a matrix;
+and power, NCVis's power-iteration initialisation (spec ncvis.md).
 
 Spectral initialisations are component-aware: on a disconnected affinity graph (or if the eigensolver
 does not converge) they fall back to PCA scaled to unit-norm columns and log why, instead of hanging or
@@ -13,7 +14,7 @@ from ._logging import logger
 from ._names import match_name
 from .input.preprocess import pca_scores
 
-INITS = ("rand", "pca", "spca", "laplacian", "normlaplacian")
+INITS = ("rand", "pca", "spca", "laplacian", "normlaplacian", "power")
 DENSE_EIGEN_LIMIT = 3000
 
 
@@ -79,8 +80,34 @@ def _components(A: np.ndarray) -> int:
     return connected_components(csr_matrix((A + A.T) > 0), directed=False)[0]
 
 
+def _spectral_sparse(A, k: int, normalized: bool) -> np.ndarray:
+    """:func:`_spectral` for a scipy sparse affinity matrix (the stochastic engine's graph): ARPACK on
+    ``D^-1/2 A D^-1/2`` without densifying (a non-symmetric A is symmetrised first)."""
+    import scipy.sparse as sp
+    from scipy.sparse.linalg import eigsh
+
+    A = sp.csr_matrix(A, dtype=np.float64)
+    if abs(A - A.T).max() > 1e-12 * abs(A).max():
+        A = 0.5 * (A + A.T)
+    d = np.asarray(A.sum(axis=0)).ravel()
+    isd = 1.0 / np.sqrt(d)
+    S = sp.diags(isd) @ A @ sp.diags(isd)
+    n = A.shape[0]
+    vals, vecs = eigsh(S, k=k + 1, which="LA" if normalized else "LM", tol=1e-4,
+                       maxiter=5 * n, v0=np.sqrt(d / d.sum()))
+    if normalized:
+        order = np.argsort(1.0 - vals, kind="stable")[1:k + 1]
+        return _unit_columns(vecs[:, order])
+    order = np.argsort(-np.abs(vals), kind="stable")[1:k + 1]
+    return _unit_columns(vecs[:, order] * isd[:, None])
+
+
 def _spectral(A: np.ndarray, k: int, normalized: bool) -> np.ndarray:
     """Eigenvectors for the Laplacian eigenmap (``normalized=False``) or normalised Laplacian."""
+    import scipy.sparse as sp
+
+    if sp.issparse(A):
+        return _spectral_sparse(A, k, normalized)
     d = A.sum(axis=0)
     n = A.shape[0]
     symmetric = np.allclose(A, A.T, rtol=1e-12, atol=1e-15)
@@ -131,4 +158,34 @@ def spectral_init(A: np.ndarray, k: int, *, normalized: bool, fallback) -> np.nd
     if not np.all(np.isfinite(Y)):
         logger.warning("%s init produced non-finite values; using PCA instead", name)
         return _unit_columns(fallback())
+    return Y
+
+
+def _standardise_columns(Y: np.ndarray) -> np.ndarray:
+    """Each column to mean 0 and population standard deviation 1 (a constant column to 0)."""
+    Y = Y - Y.mean(axis=0)
+    sd = Y.std(axis=0)
+    sd[sd == 0] = 1.0
+    return Y / sd
+
+
+def power_iteration_init(A, k: int, rng: np.random.Generator, n_iter: int = 20) -> np.ndarray:
+    """NCVis's initialisation: a few rounds of power iteration on the affinity graph.
+
+    ``Y`` starts Uniform(0, 1) (an (n, k) draw from ``rng``); each of ``n_iter`` rounds replaces it by
+    ``A Y`` and standardises every column to mean 0 and population sd 1. ``A`` (n, n) is used as given,
+    dense or scipy sparse (never densified); the reference divides the neighbour sum by the number of
+    neighbours, which the standardisation removes. ``n_iter = 0`` returns the uniform draw, as the
+    reference does.
+    """
+    shape = getattr(A, "shape", None)
+    if shape is None or len(shape) != 2 or shape[0] != shape[1]:
+        raise ValueError(f"power iteration init needs a square (n, n) affinity matrix; got shape {shape}")
+    if isinstance(k, bool) or int(k) != k or k < 1:
+        raise ValueError(f"power iteration init: k must be a whole number >= 1; got {k!r}")
+    if isinstance(n_iter, bool) or int(n_iter) != n_iter or n_iter < 0:
+        raise ValueError(f"power iteration init: n_iter must be a whole number >= 0; got {n_iter!r}")
+    Y = rng.uniform(0.0, 1.0, size=(shape[0], int(k)))
+    for _ in range(int(n_iter)):
+        Y = _standardise_columns(np.asarray(A @ Y, dtype=np.float64))
     return Y

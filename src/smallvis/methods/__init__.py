@@ -15,7 +15,7 @@ from .base import EPS, Method, MethodSpec, MethodState
 
 # one module per family; each exposes a ``SPECS`` list (imported here: the modules only define things)
 FAMILY_MODULES = ("sne", "dynamic", "nerv", "ee", "fdiv", "gsne", "absne", "largevis", "umap",
-                  "mmds")
+                  "ncvis", "mmds")
 
 REGISTRY: dict[str, MethodSpec] = {
     spec.name: spec

@@ -49,6 +49,27 @@ def check_range(method: str, name: str, value, lo: float = -np.inf, hi: float = 
     return v
 
 
+@dataclass(frozen=True)
+class StochasticPlan:
+    """What the negative-sampling SGD engine needs from a method (``Method.stochastic_plan``).
+
+    ``forces="umap"``: output weight ``w = 1/(1 + a d^2b)``, attraction ``-log w`` on edges sampled in
+    proportion to P, repulsion ``-repulsion * log(1 - w)`` on uniform negatives, softened by
+    ``gr_eps``. ``forces="nce"``: NCVis's noise-contrastive forces with a learned log-normaliser
+    (``options``: noise_ratio, noise_plan, alpha_Q, corrected). ``epochs``: the default-epochs rule
+    (``"umap"``: 500 up to 10,000 points, else 200; ``"ncvis"``: 50). ``init``: the default init.
+    """
+
+    forces: str
+    a: float = 1.0
+    b: float = 1.0
+    repulsion: float = 1.0
+    gr_eps: float = 0.001
+    epochs: str = "umap"
+    init: str = "normlaplacian"
+    options: dict = field(default_factory=dict)
+
+
 @dataclass
 class MethodState:
     """Per-run data of a method: P and anything derived from it, plus a cache keyed by exaggeration."""
@@ -75,6 +96,7 @@ class Method:
 
     name = "method"
     recipe: AffinityRecipe | None = None
+    default_init = "rand"  # the init used when Y_init is not given (the original's for its methods)
 
     def __init__(self, *, recipe: AffinityRecipe | None = None, **params):
         if recipe is not None:
@@ -124,6 +146,19 @@ class Method:
 
         ``cost`` is the epoch's cost at ``Y`` under the current ``exaggeration``.
         """
+
+    def stochastic_plan(self) -> StochasticPlan | None:
+        """How the SGD engine runs this method (None: it cannot)."""
+        return None
+
+    def prepare_sparse(self, data: InputData, *, knn_method: str = "auto",
+                       random_state=None) -> MethodState:
+        """Sparse (O(n k)) affinities for the stochastic engine: kNN-restricted calibration."""
+        from ..affinity import sparse_affinities
+
+        aff = sparse_affinities(data, self.perplexity(), self.recipe, knn_method=knn_method,
+                                random_state=random_state)
+        return MethodState(P=aff.P, affinities=aff)
 
     def laplacian_affinity(self, state: MethodState) -> np.ndarray | None:
         """The affinity matrix spectral initialisation uses (P unless a method says otherwise)."""

@@ -33,7 +33,7 @@ import numpy as np
 
 from .._names import match_name
 from ..input.distances import squared_distances
-from .base import EPS, Method, MethodSpec, check_range
+from .base import EPS, Method, MethodSpec, StochasticPlan, check_range
 from .sne import _recipe
 
 OUT_KERNELS = ("t", "cauchy", "exp")
@@ -87,6 +87,13 @@ class LargeVis(Method):
             np.fill_diagonal(K, 0.0)
         return pcost, K
 
+    def stochastic_plan(self):
+        """The real LargeVis's SGD: repulsion weight 7, softening 0.1 (t and scaled Cauchy weights)."""
+        if self.params["out_kernel"] == "exp":
+            return None
+        alpha = self.params["alpha"] if self.params["out_kernel"] == "cauchy" else 1.0
+        return StochasticPlan("umap", a=alpha, b=1.0, repulsion=7.0, gr_eps=0.1)
+
     def export(self, state, name, Y):
         if name == "W":
             return self.weights(squared_distances(Y))
@@ -116,7 +123,7 @@ SPECS = [
                "terms, un-normalised Student-t weights (Tang et al. 2016)",
                dict(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", gamma=1.0,
                     gr_eps=0.1, normalize=True, row_weight=None, out_kernel="t", alpha=1.0,
-                    gr_form="d2", eps=1e-9), largevis,
+                    gr_form="d2", eps=1e-9), largevis, engines=("dense", "sgd"),
                fd_base=dict(gr_eps=0.0, eps=EPS),
                fd_variants=(dict(gamma=7.0), dict(normalize=False), dict(gr_form="1-w"),
                             dict(out_kernel="cauchy", alpha=3.0),

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..input.distances import squared_distances
 from ..kernels import OutputKernel, StudentT, UMAPCurve
-from .base import EPS, Method, MethodSpec, check_range
+from .base import EPS, Method, MethodSpec, StochasticPlan, check_range
 from .elementwise import logm
 from .sne import KLEmbedding, _recipe
 
@@ -72,6 +72,11 @@ class FuzzyCrossEntropy(Method):
                 K = 4.0 * W * (P - W) / (1.0 - W + eps + gr_eps)
             np.fill_diagonal(K, 0.0)
         return pcost, K
+
+    def stochastic_plan(self):
+        """umap-learn's SGD: these weights, repulsion 1, softening 0.001."""
+        a, b = (self.kernel.a, self.kernel.b) if isinstance(self.kernel, UMAPCurve) else (1.0, 1.0)
+        return StochasticPlan("umap", a=a, b=b, repulsion=1.0, gr_eps=0.001)
 
     def export(self, state, name, Y):
         if name == "W":
@@ -178,10 +183,11 @@ SPECS = [
     MethodSpec("umap", "umap", "UMAP, exact gradient: fuzzy cross-entropy between smooth-kNN P and "
                "1/(1 + a d^2b) (McInnes et al. 2018)",
                dict(_UMAP, spread=1.0, min_dist=0.001, gr_eps=0.1, row_weight=None, eps=1e-9), umap,
-               fd_base=_EXACT, fd_variants=(dict(min_dist=0.1), dict(spread=3.0, min_dist=0.5),
+               engines=("dense", "sgd"), fd_base=_EXACT, fd_variants=(dict(min_dist=0.1), dict(spread=3.0, min_dist=0.5),
                                             dict(inp_kernel="gaussian", row_weight=2.0))),
     MethodSpec("tumap", "umap", "t-UMAP: UMAP's cross-entropy with Student-t output weights",
-               dict(_UMAP, gr_eps=0.1, row_weight=None, eps=1e-9), tumap, fd_base=_EXACT),
+               dict(_UMAP, gr_eps=0.1, row_weight=None, eps=1e-9), tumap, engines=("dense", "sgd"),
+               fd_base=_EXACT),
     MethodSpec("ntumap", "umap", "Normalised t-UMAP: cross-entropy between normalised P and Q",
                dict(_UMAP, row_weight=None, eps=1e-9), ntumap, fd_base=dict(eps=EPS)),
     MethodSpec("cetsne", "umap", "t-SNE's P and Q with UMAP's cross-entropy instead of KL",

@@ -1,0 +1,277 @@
+"""Engine ``sgd``: the edge-sampling, negative-sampling stochastic gradient descent that LargeVis, UMAP
+and NCVis really use (seeds 000-002, spec ncvis.md), for every method with a ``stochastic_plan``.
+
+Contract (DESIGN.md, ``engine``): ``max_iter`` counts epochs (default by size, as umap-learn: 500 up
+to 10,000 points, else 200; NCVis 50), ``eta`` is the initial learning rate (default 1; linear decay,
+NCVis's quadratic decay), ``opt`` does not apply, exaggeration is an error, and ``itercosts`` holds a
+sampled estimate of the cost. Memory is O(n k): the sparse graph, two clocks per edge and the
+coordinates.
+
+UMAP-style forces (umap, tumap, largevis): each epoch an edge ``e`` of weight ``w_e`` is due every
+``max(w) / w_e`` epochs (edges due less than once in the run are dropped, as umap-learn does); a due
+edge pulls its head along ``-log w`` and then draws ``negative_sample_rate`` uniform negatives per
+sample, each pushing along ``-gamma log(1 - w)``; gradient coordinates are clipped at 4. The sampled
+objective is
+
+.. math:: C = \\sum_e p_e (-\\log w_e) + \\gamma M \\sum_i p_i \\, \\mathrm{mean}_k [-\\log(1 - w_{ik})]
+
+(``p_e`` the normalised edge weights, ``p_i`` their row sums, ``M`` the negative sample rate): the
+exact method's cost with its repulsion weighted by ``gamma M p_i / n`` per pair. ``itercosts`` and
+``res.costs`` estimate it (the attraction exactly, the repulsion from a fixed sample of partners).
+
+NCVis (``forces="nce"``): every edge once per epoch, ``nu_e`` negatives per edge from the noise plan,
+the learned log-normaliser ``Q`` with its own rate, updates clipped at 4 (spec ncvis.md).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .._logging import logger
+from .._names import match_name
+from ..driver import EXPLODING, RunOutcome
+
+AUTO_SGD_N = 10_000  # engine="auto" moves sgd-capable methods to this engine above this many points
+N_BLOCKS = 16  # fixed partition of the points: results do not depend on the number of threads
+NOISE_PLANS = ("cubic", "constant")
+
+
+def default_epochs(rule: str, n: int) -> int:
+    """Epochs when ``max_iter`` is not given: umap-learn's rule, or NCVis's 50."""
+    if rule == "ncvis":
+        return 50
+    return 500 if n <= 10_000 else 200
+
+
+def noise_plan(kind: str, mean: int, n_epochs: int) -> np.ndarray:
+    """Negatives per positive in each epoch: constant, or NCVis's cubic plan (few early, many late;
+    ``mean * n_epochs`` in total before rounding, at least 1 per epoch)."""
+    kind = match_name(kind, NOISE_PLANS, "ncvis noise_plan")
+    if kind == "constant" or n_epochs < 2:
+        return np.full(n_epochs, int(mean), dtype=np.int64)
+    ramp = (np.arange(n_epochs) / (n_epochs - 1)) ** 3
+    plan = np.round(ramp * (mean * n_epochs / ramp.sum()))
+    return np.maximum(plan, 1).astype(np.int64)
+
+
+def block_starts(n: int, n_blocks: int = N_BLOCKS) -> np.ndarray:
+    """Boundaries of ``n_blocks`` contiguous blocks of points (fewer when n is small)."""
+    return np.linspace(0, n, min(n_blocks, n) + 1).round().astype(np.int64)
+
+
+def _check_option(name, value, *, minimum, whole=False):
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = math.nan
+    if not math.isfinite(v) or v < minimum or (whole and v != int(v)):
+        kind = "a whole number" if whole else "a number"
+        raise ValueError(f"engine 'sgd': option {name!r} must be {kind} >= {minimum:g}; got {value!r}")
+    return int(v) if whole else v
+
+
+class SGDEngine:
+    """Negative-sampling SGD (``engine="sgd"`` or ``("sgd", {options})``).
+
+    Options: ``negative_sample_rate`` (5; NCVis uses its own noise plan), ``repulsion_strength``
+    (alias ``gamma``; default: the method's, i.e. umap-learn's 1, LargeVis's 7), ``knn`` (``"auto"``,
+    ``"exact"`` or ``"nndescent"``: how neighbours are found).
+    """
+
+    name = "sgd"
+    stochastic = True
+    OPTIONS = ("negative_sample_rate", "repulsion_strength", "gamma", "knn")
+
+    def __init__(self, negative_sample_rate=5, repulsion_strength=None, gamma=None, knn="auto"):
+        self.negative_sample_rate = _check_option("negative_sample_rate", negative_sample_rate,
+                                                  minimum=0, whole=True)
+        if repulsion_strength is not None and gamma is not None:
+            raise ValueError("engine 'sgd': give repulsion_strength or gamma, not both")
+        rep = repulsion_strength if repulsion_strength is not None else gamma
+        self.repulsion_strength = None if rep is None else _check_option(
+            "repulsion_strength", rep, minimum=0)
+        self.knn = match_name(knn, ("auto", "exact", "nndescent"), "kNN method")
+
+    def check(self, n: int) -> None:
+        """Nothing to refuse: memory is O(n k)."""
+
+    def options(self) -> dict:
+        return {"negative_sample_rate": self.negative_sample_rate,
+                "repulsion_strength": self.repulsion_strength, "knn": self.knn}
+
+    @staticmethod
+    def plan(method):
+        plan = method.stochastic_plan()
+        if plan is None:
+            from ..methods import REGISTRY
+
+            capable = [name for name, spec in REGISTRY.items() if "sgd" in spec.engines]
+            raise ValueError(f"method {method.name!r} has no stochastic version for engine 'sgd'; "
+                             f"methods with one: {', '.join(capable)}")
+        return plan
+
+    # -- set-up ---------------------------------------------------------------------------------
+    def prepare(self, method, data, rng):
+        """Sparse affinities and the sampling structures."""
+        state = method.prepare_sparse(data, knn_method=self.knn,
+                                      random_state=int(rng.integers(2**31 - 1)))
+        return state
+
+    def _graph(self, state, plan, n_epochs):
+        """CSR arrays of P (pruned for the UMAP forces), normalised edge and row masses."""
+        import scipy.sparse as sp
+
+        P = sp.csr_matrix(state.P, dtype=np.float64)
+        P.setdiag(0.0)
+        P.eliminate_zeros()
+        if plan.forces == "umap" and P.nnz:
+            pruned = P.data < P.data.max() / n_epochs
+            if pruned.any():
+                P.data[pruned] = 0.0
+                P.eliminate_zeros()
+                logger.info("sgd: %d edges with weight below max/%d dropped (never sampled)",
+                            int(pruned.sum()), n_epochs)
+        P.sort_indices()
+        if P.nnz == 0:
+            raise ValueError("the affinity graph has no edges: nothing for the SGD to sample")
+        edge_p = P.data / P.data.sum()
+        row_p = np.add.reduceat(edge_p, P.indptr[:-1]) if P.nnz else np.zeros(P.shape[0])
+        row_p[np.diff(P.indptr) == 0] = 0.0
+        return P, edge_p, row_p
+
+    # -- the optimisation -----------------------------------------------------------------------
+    def run(self, method, state, Y, *, n_epochs: int, eta: float, epoch: int, rng,
+            callback=None, on_iteration=None, record=False, iter0_cost=False) -> RunOutcome:
+        plan = self.plan(method)
+        Y = np.ascontiguousarray(Y, dtype=np.float64).copy()
+        n = Y.shape[0]
+        P, edge_p, row_p = self._graph(state, plan, n_epochs)
+        seed = np.uint64(int(rng.integers(2**63)))
+        cost_seed = np.uint64(int(rng.integers(2**63)))
+        repulsion = self._repulsion(plan)
+        sgd = state.data.setdefault("sgd", {})
+        sgd.update(edge_p=edge_p, row_p=row_p, indptr=P.indptr, indices=P.indices, seed=seed,
+                   cost_seed=cost_seed, repulsion=repulsion)
+        if plan.forces == "nce":
+            step_epoch = self._nce_setup(plan, sgd, row_p, n, n_epochs, eta)
+        else:
+            step_epoch = self._umap_setup(plan, sgd, P, n_epochs, eta, repulsion)
+        logger.info("sgd: %d points, %d edges, %d epochs, learning rate %g, %s", n, P.nnz,
+                    n_epochs, eta, self._describe(plan, sgd))
+
+        itercosts = {}
+        if iter0_cost:
+            cost0 = float(np.sum(self.point_costs(method, state, Y)))
+            logger.info("Epoch 0 cost (sampled) = %.6g", cost0)
+            if record:
+                itercosts[0] = cost0
+        else:
+            cost0 = None
+        if callback is not None:
+            callback(Y, 0, cost0)
+        diverged = exploding = False
+        start = time.perf_counter()
+        done = 0
+        for e in range(n_epochs):
+            step_epoch(Y, e)
+            done = e + 1
+            if on_iteration is not None:
+                on_iteration(done)
+            if done % epoch != 0 and done != n_epochs:
+                continue
+            if not np.all(np.isfinite(Y)):
+                diverged = True
+                logger.warning("Epoch %d: the embedding diverged (non-finite coordinates)", done)
+                break
+            if not exploding and np.abs(Y).max() > EXPLODING:
+                exploding = True
+            cost = float(np.sum(self.point_costs(method, state, Y)))
+            logger.info("Epoch %d cost (sampled) = %.6g%s (%.2f s)", done, cost,
+                        f" Q = {sgd['Q']:.4g}" if plan.forces == "nce" else "",
+                        time.perf_counter() - start)
+            if record:
+                itercosts[done] = cost
+            if callback is not None:
+                callback(Y, done, cost)
+        if plan.forces == "nce":
+            state.data["logZ"] = sgd["Q"] + math.log(n * (n - 1.0))
+        Y -= Y.mean(axis=0)
+        return RunOutcome(Y=Y, iter=done, G2norm=None, itercosts=itercosts, diverged=diverged,
+                          exploding=exploding)
+
+    def _repulsion(self, plan) -> float:
+        return plan.repulsion if self.repulsion_strength is None else self.repulsion_strength
+
+    def _describe(self, plan, sgd) -> str:
+        if plan.forces == "nce":
+            o = plan.options
+            return (f"NCVis noise plan {o['noise_plan']} (mean {o['noise_ratio']}), alpha_Q "
+                    f"{o['alpha_Q']:g}, {'corrected' if o['corrected'] else 'reference'} noise form")
+        return (f"{self.negative_sample_rate} negatives per edge sample, repulsion "
+                f"{sgd['repulsion']:g}, a = {plan.a:.6g}, b = {plan.b:.6g}")
+
+    def _umap_setup(self, plan, sgd, P, n_epochs, eta, repulsion):
+        from . import sgd_kernels as k
+
+        epochs_per_sample = P.data.max() / P.data
+        next_sample = epochs_per_sample.copy()
+        rate = self.negative_sample_rate
+        epochs_per_negative = epochs_per_sample / rate if rate > 0 else np.full_like(
+            epochs_per_sample, np.inf)
+        next_negative = epochs_per_negative.copy()
+        blocks = block_starts(P.shape[0])
+        seed = sgd["seed"]
+        sgd["negatives"] = rate
+
+        def step(Y, e):
+            lr = eta * (1.0 - e / n_epochs)
+            k.umap_epoch(Y, Y.copy(), P.indptr, P.indices, epochs_per_sample, next_sample,
+                         epochs_per_negative, next_negative, blocks, plan.a, plan.b, repulsion,
+                         plan.gr_eps, lr, e, seed)
+
+        return step
+
+    def _nce_setup(self, plan, sgd, row_p, n, n_epochs, eta):
+        from . import sgd_kernels as k
+
+        o = plan.options
+        nus = noise_plan(o["noise_plan"], o["noise_ratio"], n_epochs)
+        if o["corrected"]:
+            with np.errstate(divide="ignore"):
+                offset = np.where(row_p > 0, np.log(row_p * n), 0.0)
+        else:
+            offset = np.zeros(n)
+        blocks = block_starts(n)
+        Q_blocks = np.zeros(blocks.shape[0] - 1)
+        indptr, indices = sgd["indptr"], sgd["indices"]
+        sgd.update(Q=0.0, offset=offset, noise_plan=nus, negatives=int(o["noise_ratio"]))
+        seed = sgd["seed"]
+
+        def step(Y, e):
+            lr = eta * (1.0 - (e / n_epochs) ** 2)
+            k.nce_epoch(Y, Y.copy(), indptr, indices, blocks, Q_blocks, sgd["Q"], offset, plan.a,
+                        plan.b, int(nus[e]), o["alpha_Q"], lr, e, seed)
+            sgd["Q"] = float(Q_blocks.mean())
+
+        return step
+
+    # -- costs ----------------------------------------------------------------------------------
+    def point_costs(self, method, state, Y) -> np.ndarray:
+        """Per-point sampled estimate of the objective the SGD descends (see the module docstring)."""
+        from . import sgd_kernels as k
+
+        plan = self.plan(method)
+        sgd = state.data["sgd"]
+        Y = np.ascontiguousarray(Y, dtype=np.float64)
+        n = Y.shape[0]
+        m = int(min(100, max(10, 2_000_000 // n)))
+        if plan.forces == "nce":
+            return k.nce_point_costs(Y, sgd["indptr"], sgd["indices"], sgd["edge_p"],
+                                     sgd["row_p"], sgd["Q"], sgd["offset"], plan.a, plan.b,
+                                     float(plan.options["noise_ratio"]), sgd["cost_seed"], m)
+        weight = sgd["repulsion"] * sgd["negatives"]
+        return k.umap_point_costs(Y, sgd["indptr"], sgd["indices"], sgd["edge_p"], sgd["row_p"],
+                                  plan.a, plan.b, weight, 1e-9, sgd["cost_seed"], m)

@@ -193,15 +193,20 @@ def _two_points(d=(1.3, -0.7)):
 
 
 def test_umap_kernel_moves_along_the_gradient_of_its_objective():
-    """Two points, one edge each way: an epoch moves a point by -lr (2 grad(-log w) + M grad(-g log(1-w)))."""
+    """Two points, one edge each way: an epoch moves a point by -lr (2 grad(-log w) + M grad(-g log(1-w)))
+    (pulled as the head of one edge and as the tail of the other; pushed by its own negatives)."""
     a, b = umap_ab(1.0, 0.1)
     gamma, lr, M = 1.5, 1e-9, 4
     Y = _two_points()
     indptr, indices = np.array([0, 1, 2]), np.array([1, 0])
     eps = np.ones(2)
     Y0 = Y.copy()
-    kern.umap_epoch(Y, Y.copy(), indptr, indices, eps, np.ones(2), eps / M, np.zeros(2),
+    tails = np.zeros((2, 2, 2))
+    kern.umap_epoch(Y, Y.copy(), tails, indptr, indices, eps, np.ones(2), eps / M, np.zeros(2),
                     block_starts(2), a, b, gamma, 0.0, lr, 1, np.uint64(5))
+    assert np.any(tails != 0)  # each point's block pulled the other one: deferred
+    kern.apply_tails(Y, tails)
+    assert not np.any(tails)
 
     def objective(y0):
         d2 = np.sum((y0 - Y0[1]) ** 2)
@@ -216,15 +221,17 @@ def test_umap_kernel_moves_along_the_gradient_of_its_objective():
 
 @pytest.mark.parametrize("offset", [0.0, 0.7])
 def test_nce_kernel_moves_along_the_gradient_of_the_nce_objective(offset):
-    """One edge, nu negatives (the other point again): displacement 2 step grad J, Q moves by
-    -alpha_Q sum(w) with w = dJ/dQ per sample."""
+    """One edge each way, nu negatives (the other point again), both ends moving: displacement
+    2 step grad J, and Q moves by -alpha_Q sum(w) with w = dJ/dQ per sample."""
     a, b = umap_ab(1.0, 0.4)
     nu, step, alpha_Q, Q = 4, 1e-6, 1e-9, 0.3
     Y = _two_points((0.9, 0.4))
     Y0 = Y.copy()
     Qb = np.zeros(2)
-    kern.nce_epoch(Y, Y.copy(), np.array([0, 1, 2]), np.array([1, 0]), block_starts(2), Qb, Q,
-                   np.array([offset, 0.0]), a, b, nu, alpha_Q, step, 0, np.uint64(1))
+    tails = np.zeros((2, 2, 2))
+    kern.nce_epoch(Y, Y.copy(), tails, np.array([0, 1, 2]), np.array([1, 0]), block_starts(2), Qb,
+                   Q, np.array([offset, offset]), a, b, nu, alpha_Q, step, 0, np.uint64(1))
+    kern.apply_tails(Y, tails)
 
     def J(y0, q_log):
         d2 = np.sum((y0 - Y0[1]) ** 2)

@@ -226,11 +226,17 @@ class SGDEngine:
         seed = sgd["seed"]
         sgd["negatives"] = rate
 
+        tails = None
+
         def step(Y, e):
+            nonlocal tails
+            if tails is None:
+                tails = np.zeros((blocks.shape[0] - 1,) + Y.shape)
             lr = eta * (1.0 - e / n_epochs)
-            k.umap_epoch(Y, Y.copy(), P.indptr, P.indices, epochs_per_sample, next_sample,
+            k.umap_epoch(Y, Y.copy(), tails, P.indptr, P.indices, epochs_per_sample, next_sample,
                          epochs_per_negative, next_negative, blocks, plan.a, plan.b, repulsion,
                          plan.gr_eps, lr, e, seed)
+            k.apply_tails(Y, tails)
 
         return step
 
@@ -250,10 +256,16 @@ class SGDEngine:
         sgd.update(Q=0.0, offset=offset, noise_plan=nus, negatives=int(o["noise_ratio"]))
         seed = sgd["seed"]
 
+        tails = None
+
         def step(Y, e):
+            nonlocal tails
+            if tails is None:
+                tails = np.zeros((blocks.shape[0] - 1,) + Y.shape)
             lr = eta * (1.0 - (e / n_epochs) ** 2)
-            k.nce_epoch(Y, Y.copy(), indptr, indices, blocks, Q_blocks, sgd["Q"], offset, plan.a,
-                        plan.b, int(nus[e]), o["alpha_Q"], lr, e, seed)
+            k.nce_epoch(Y, Y.copy(), tails, indptr, indices, blocks, Q_blocks, sgd["Q"], offset,
+                        plan.a, plan.b, int(nus[e]), o["alpha_Q"], lr, e, seed)
+            k.apply_tails(Y, tails)
             sgd["Q"] = float(Q_blocks.mean())
 
         return step

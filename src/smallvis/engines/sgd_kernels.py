@@ -9,9 +9,8 @@ Reproducible in parallel without locks:
 - random numbers come from a counter-based generator: the stream of point ``i`` in epoch ``e`` is a
   hash of ``(seed, e, i)``, so what a point draws does not depend on which thread runs it or when.
 
-An edge ``(i, j)`` therefore moves only its head ``i``. The graph holds both ``(i, j)`` and ``(j, i)``,
-so the attraction is applied with a factor 2 to keep the expected movement of the usual scheme that
-moves both ends (and, for NCVis, which also pushes the negative sample away, the repulsion too).
+Within a block this is exactly the sequential algorithm (both ends of a sampled edge move at once);
+across blocks, moves arrive at most one epoch late.
 """
 
 from __future__ import annotations
@@ -77,54 +76,78 @@ def _pow_b(d2, b):
     return d2 if b == 1.0 else d2**b
 
 
+@njit(cache=True)
+def _move_tail(Y, tails, lo, hi, k, d, delta):
+    """Move point ``k`` by ``-delta`` in coordinate ``d``: now if this block owns it, else at the end
+    of the epoch (through this block's row of ``tails``)."""
+    if lo <= k < hi:
+        Y[k, d] -= delta
+    else:
+        tails[k, d] -= delta
+
+
 @njit(parallel=True, cache=True)
-def umap_epoch(Y, Ysnap, indptr, indices, epochs_per_sample, next_sample, epochs_per_negative,
-               next_negative, block_starts, a, b, gamma, gr_eps, lr, epoch, seed):
+def umap_epoch(Y, Ysnap, tails, indptr, indices, epochs_per_sample, next_sample,
+               epochs_per_negative, next_negative, block_starts, a, b, gamma, gr_eps, lr, epoch,
+               seed):
     """One epoch of UMAP-style SGD: weight ``w = 1/(1 + a d^2b)``, attraction ``-log w`` on sampled
-    edges, repulsion ``-gamma log(1 - w)`` on uniformly drawn negatives, each gradient coordinate
-    clipped at 4. Edges are due when their clock ``next_sample`` reaches ``epoch``."""
+    edges (both ends move), repulsion ``-gamma log(1 - w)`` on uniformly drawn negatives (the head
+    moves), each gradient coordinate clipped at 4. Edges are due when their clock ``next_sample``
+    reaches ``epoch``. ``tails`` (blocks, n, dim), zero on entry, collects the moves of points other
+    blocks own: apply them with :func:`apply_tails`."""
     n = Y.shape[0]
     dim = Y.shape[1]
     for blk in prange(block_starts.shape[0] - 1):
-        for i in range(block_starts[blk], block_starts[blk + 1]):
+        lo = block_starts[blk]
+        hi = block_starts[blk + 1]
+        own_tails = tails[blk]
+        for i in range(lo, hi):
             state = _stream(seed, epoch, i)
             for e in range(indptr[i], indptr[i + 1]):
                 if next_sample[e] > epoch:
                     continue
                 j = indices[e]
-                d2 = _dist2(Y, i, Ysnap, j)
+                other = Y if lo <= j < hi else Ysnap
+                d2 = _dist2(Y, i, other, j)
                 if d2 > 0.0:
                     d2b = _pow_b(d2, b)
                     coef = -2.0 * a * b * (d2b / d2) / (1.0 + a * d2b)
                     for d in range(dim):
-                        Y[i, d] += 2.0 * lr * _clip(coef * (Y[i, d] - Ysnap[j, d]))
+                        delta = lr * _clip(coef * (Y[i, d] - other[j, d]))
+                        Y[i, d] += delta
+                        _move_tail(Y, own_tails, lo, hi, j, d, delta)
                 next_sample[e] += epochs_per_sample[e]
                 n_neg = int((epoch - next_negative[e]) / epochs_per_negative[e])
                 for _ in range(n_neg):
                     state, k = _draw(state, n - 1)
                     if k >= i:  # uniform over the other points
                         k += 1
-                    d2 = _dist2(Y, i, Ysnap, k)
+                    other = Y if lo <= k < hi else Ysnap
+                    d2 = _dist2(Y, i, other, k)
                     if d2 > 0.0:
                         coef = 2.0 * gamma * b / ((gr_eps + d2) * (1.0 + a * _pow_b(d2, b)))
                         for d in range(dim):
-                            Y[i, d] += lr * _clip(coef * (Y[i, d] - Ysnap[k, d]))
+                            Y[i, d] += lr * _clip(coef * (Y[i, d] - other[k, d]))
                 if n_neg > 0:
                     next_negative[e] += n_neg * epochs_per_negative[e]
 
 
 @njit(parallel=True, cache=True)
-def nce_epoch(Y, Ysnap, indptr, indices, block_starts, Q_blocks, Q, offset, a, b, nu, alpha_Q,
-              step, epoch, seed):
+def nce_epoch(Y, Ysnap, tails, indptr, indices, block_starts, Q_blocks, Q, offset, a, b, nu,
+              alpha_Q, step, epoch, seed):
     """One epoch of NCVis: every edge once, then ``nu`` negatives drawn uniformly from the other
-    points. ``Q`` is the learned log-normaliser (each block updates its own copy, the caller averages
-    them); point ``i`` uses ``Q + offset[i]`` (offset 0: the reference code's constant noise
-    probability; ``log(p_i / mean p)``: the corrected form). The update itself is clipped at 4."""
+    points; both ends of every pair move. ``Q`` is the learned log-normaliser (each block updates its
+    own copy, the caller averages them); point ``i`` uses ``Q + offset[i]`` (offset 0: the reference
+    code's constant noise probability; ``log(p_i / mean p)``: the corrected form). The update itself
+    is clipped at 4. ``tails`` as in :func:`umap_epoch`."""
     n = Y.shape[0]
     dim = Y.shape[1]
     for blk in prange(block_starts.shape[0] - 1):
+        lo = block_starts[blk]
+        hi = block_starts[blk + 1]
+        own_tails = tails[blk]
         q_log = Q
-        for i in range(block_starts[blk], block_starts[blk + 1]):
+        for i in range(lo, hi):
             state = _stream(seed, epoch, i)
             for e in range(indptr[i], indptr[i + 1]):
                 for s in range(nu + 1):
@@ -134,7 +157,8 @@ def nce_epoch(Y, Ysnap, indptr, indices, block_starts, Q_blocks, Q, offset, a, b
                         state, k = _draw(state, n - 1)
                         if k >= i:  # uniform over the other points
                             k += 1
-                    d2 = _dist2(Y, i, Ysnap, k)
+                    other = Y if lo <= k < hi else Ysnap
+                    d2 = _dist2(Y, i, other, k)
                     d2b = _pow_b(d2, b)
                     qhat = 1.0 / (1.0 + a * d2b)
                     wp = qhat / (nu * np.exp(q_log + offset[i]))
@@ -143,8 +167,21 @@ def nce_epoch(Y, Ysnap, indptr, indices, block_starts, Q_blocks, Q, offset, a, b
                     if d2 > 0.0:
                         coef = 2.0 * w * qhat * a * b * (d2b / d2)
                         for d in range(dim):
-                            Y[i, d] += 2.0 * _clip(step * coef * (Ysnap[k, d] - Y[i, d]))
+                            delta = _clip(step * coef * (other[k, d] - Y[i, d]))
+                            Y[i, d] += delta
+                            _move_tail(Y, own_tails, lo, hi, k, d, delta)
         Q_blocks[blk] = q_log
+
+
+@njit(parallel=True, cache=True)
+def apply_tails(Y, tails):
+    """Add every block's deferred moves (in block order, so the sums do not depend on threads) and
+    reset them to zero."""
+    for i in prange(Y.shape[0]):
+        for blk in range(tails.shape[0]):
+            for d in range(Y.shape[1]):
+                Y[i, d] += tails[blk, i, d]
+                tails[blk, i, d] = 0.0
 
 
 @njit(parallel=True, cache=True)

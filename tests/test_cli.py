@@ -306,3 +306,24 @@ def test_console_script_runs(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert png.exists() and "20 iterations" in proc.stdout
     read_png(png)
+
+
+def test_embed_with_the_sgd_engine_and_its_options(tmp_path, capsys):
+    out = tmp_path / "u.csv"
+    assert embed("iris", "--method", "umap", "--engine", "sgd", "--engine-param",
+                 "negative_sample_rate=3", "--perplexity", "15", "--max-iter", "20", "--seed", "2",
+                 "--out", str(out)) == 0
+    stdout = capsys.readouterr().out
+    assert "umap: 150 points" in stdout and "20 epochs (sgd)" in stdout
+    record = json.loads((tmp_path / "u.json").read_text())
+    assert record["result"]["opt"]["name"] == "sgd"
+    assert record["result"]["opt"]["negative_sample_rate"] == 3
+    assert pd.read_csv(out).shape == (150, 3)
+
+
+def test_sgd_engine_errors_are_one_line(capsys):
+    assert embed("iris", "--method", "tsne", "--engine", "sgd", "--max-iter", "5") == 2
+    err = capsys.readouterr().err
+    assert "no stochastic version" in err and "umap" in err and "Traceback" not in err
+    assert embed("iris", "--method", "umap", "--engine", "sgd", "--engine-param", "bogus=1") == 2
+    assert "unknown option(s) 'bogus' for engine 'sgd'" in capsys.readouterr().err

@@ -101,3 +101,23 @@ def test_spectral_init_large_n_uses_sparse_solver(monkeypatch):
     for normalized in (False, True):
         Y = spectral_init(A, 2, normalized=normalized, fallback=None)
         assert Y.shape == (60, 2) and np.all(np.isfinite(Y))
+
+
+@pytest.mark.parametrize("normalized", [True, False])
+def test_sparse_affinities_give_the_dense_spectral_init(normalized):
+    """The sgd engine's sparse P: same eigenvectors (up to sign, to the solver's tolerance)."""
+    import scipy.sparse as sp
+    from sklearn.datasets import make_swiss_roll
+
+    from smallvis.affinity import sparse_affinities
+    from smallvis.input.data import InputData
+    from smallvis.methods import build_method
+
+    X = make_swiss_roll(n_samples=400, noise=0.05, random_state=0)[0]
+    m = build_method("umap", perplexity=15)
+    P = sparse_affinities(InputData(X), 15, m.recipe).P
+    assert sp.issparse(P)
+    sparse_Y = spectral_init(P, 2, normalized=normalized, fallback=None)
+    dense_Y = spectral_init(P.toarray(), 2, normalized=normalized, fallback=None)
+    signs = np.sign(np.sum(sparse_Y * dense_Y, axis=0))
+    np.testing.assert_allclose(sparse_Y * signs, dense_Y, atol=1e-3)

@@ -109,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--init", metavar="NAME",
                    help="rand (default), pca, spca, laplacian, normlaplacian, or a .npy/.csv matrix")
     g.add_argument("--init-sdev", type=float, metavar="S", help="rescale the initial columns to sd S")
-    g.add_argument("--max-iter", type=int, metavar="N", help="iterations; default 1000")
+    g.add_argument("--max-iter", type=int, metavar="N", help="iterations (epochs with --engine sgd); default 1000 (sgd: "
+                   "500, or 200 above 10,000 points; ncvis 50)")
     g.add_argument("--eta", type=_number_or_name, metavar="ETA", help="learning rate or 'optsne'")
     g.add_argument("--opt", metavar="NAME", help="optimiser; default dbd")
     g.add_argument("--opt-param", action="append", metavar="KEY=VALUE",
@@ -119,7 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--late-exaggeration", type=float, metavar="F", help="late exaggeration factor")
     g.add_argument("--start-late-lying-iter", type=int, metavar="N",
                    help="iteration after which late exaggeration starts")
-    g.add_argument("--engine", metavar="NAME", help="auto (default), dense, exact, bh, fft, sgd")
+    g.add_argument("--engine", metavar="NAME", help="auto (default), dense, sgd")
+    g.add_argument("--engine-param", action="append", metavar="KEY=VALUE",
+                   help="engine option, e.g. negative_sample_rate=5 (repeatable)")
     g.add_argument("--seed", type=int, metavar="S",
                    help="random seed (default: a fresh one, printed and recorded for reuse)")
     g = e.add_argument_group("output")
@@ -295,11 +298,15 @@ def _smallvis_kwargs(args) -> dict:
     simple = {"perplexity": "perplexity", "k": "k", "init_sdev": "Y_init_sdev", "scale": "scale",
               "max_iter": "max_iter", "eta": "eta", "exaggeration": "exaggeration_factor",
               "stop_lying_iter": "stop_lying_iter", "late_exaggeration": "late_exaggeration_factor",
-              "start_late_lying_iter": "start_late_lying_iter", "engine": "engine"}
+              "start_late_lying_iter": "start_late_lying_iter"}
     for option, name in simple.items():
         value = getattr(args, option)
         if value is not None:
             kw[name] = value
+    engine_params = parse_params(args.engine_param, "--engine-param")
+    if args.engine is not None or engine_params:
+        name = args.engine or "auto"
+        kw["engine"] = (name, engine_params) if engine_params else name
     if args.pca is not None:
         kw["pca"], kw["initial_dims"] = True, args.pca
     if args.whiten:
@@ -499,8 +506,10 @@ def _report(args, data, res, seed, out, sidecar) -> None:
     if not where:
         print("nothing saved: add --plot FILE.png to see the embedding, --out FILE.csv to keep it")
     n, k = res.Y.shape
-    print(f"{method_name(res.method)}: {n} points -> {k}-D, {res.iter} iterations, final cost "
-          f"{res.cost:.4g}, {res.time_secs:.2f} s, seed {seed}" + (f"; {', '.join(where)}" if where else ""))
+    sgd = res.opt.get("name") == "sgd"
+    steps = f"{res.iter} epochs (sgd)" if sgd else f"{res.iter} iterations"
+    print(f"{method_name(res.method)}: {n} points -> {k}-D, {steps}, final cost "
+          f"{'~' if sgd else ''}{res.cost:.4g}, {res.time_secs:.2f} s, seed {seed}" + (f"; {', '.join(where)}" if where else ""))
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -93,7 +93,9 @@ def _spectral_sparse(A, k: int, normalized: bool) -> np.ndarray:
     isd = 1.0 / np.sqrt(d)
     S = sp.diags(isd) @ A @ sp.diags(isd)
     n = A.shape[0]
-    vals, vecs = eigsh(S, k=k + 1, which="LA" if normalized else "LM", tol=1e-4,
+    # ~sqrt(n) Lanczos vectors: the leading eigenvalues of a kNN graph are close together
+    ncv = min(n, max(2 * (k + 1) + 1, int(np.sqrt(n))))
+    vals, vecs = eigsh(S, k=k + 1, which="LA" if normalized else "LM", tol=1e-4, ncv=ncv,
                        maxiter=5 * n, v0=np.sqrt(d / d.sum()))
     if normalized:
         order = np.argsort(1.0 - vals, kind="stable")[1:k + 1]

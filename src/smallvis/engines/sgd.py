@@ -25,6 +25,7 @@ the learned log-normaliser ``Q`` with its own rate, updates clipped at 4 (spec n
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 
@@ -188,6 +189,8 @@ class SGDEngine:
                 break
             if not exploding and np.abs(Y).max() > EXPLODING:
                 exploding = True
+            if not (record or callback is not None or logger.isEnabledFor(logging.INFO)):
+                continue  # nobody looks at the estimate: do not spend time on it
             cost = float(np.sum(self.point_costs(method, state, Y)))
             logger.info("Epoch %d cost (sampled) = %.6g%s (%.2f s)", done, cost,
                         f" Q = {sgd['Q']:.4g}" if plan.forces == "nce" else "",

@@ -25,6 +25,11 @@ it). The alternative weights are the ones the LargeVis paper also tried (seed 00
 functions"). P is the t-SNE affinity (row-normalised, or rows scaled to ``row_weight``; symmetrised;
 matrix-normalised when ``normalize``). The force is the exact gradient of the cost for
 ``gr_eps = 0`` (and any ``gr_eps`` with ``out_kernel="exp"``).
+
+With ``engine="sgd"`` (t and Cauchy weights) largevis runs as the real LargeVis does: Gaussian
+affinities on the ``3 * perplexity`` nearest neighbours, edges sampled in proportion to P, uniform
+negative samples with the engine's ``repulsion_strength`` (default 7, LargeVis's gamma; the exact
+cost's ``gamma`` weighs all n^2 pairs and is not used there).
 """
 
 from __future__ import annotations

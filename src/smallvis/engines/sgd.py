@@ -37,7 +37,6 @@ from ..driver import EXPLODING, RunOutcome
 
 AUTO_SGD_N = 10_000  # engine="auto" moves sgd-capable methods to this engine above this many points
 N_BLOCKS = 16  # fixed partition of the points: results do not depend on the number of threads
-NOISE_PLANS = ("cubic", "constant")
 
 
 def default_epochs(rule: str, n: int) -> int:
@@ -50,6 +49,8 @@ def default_epochs(rule: str, n: int) -> int:
 def noise_plan(kind: str, mean: int, n_epochs: int) -> np.ndarray:
     """Negatives per positive in each epoch: constant, or NCVis's cubic plan (few early, many late;
     ``mean * n_epochs`` in total before rounding, at least 1 per epoch)."""
+    from ..methods.ncvis import NOISE_PLANS
+
     kind = match_name(kind, NOISE_PLANS, "ncvis noise_plan")
     if kind == "constant" or n_epochs < 2:
         return np.full(n_epochs, int(mean), dtype=np.int64)

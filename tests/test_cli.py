@@ -327,3 +327,16 @@ def test_sgd_engine_errors_are_one_line(capsys):
     assert "no stochastic version" in err and "umap" in err and "Traceback" not in err
     assert embed("iris", "--method", "umap", "--engine", "sgd", "--engine-param", "bogus=1") == 2
     assert "unknown option(s) 'bogus' for engine 'sgd'" in capsys.readouterr().err
+
+
+def test_plot_title_marks_the_sampled_cost():
+    from smallvis import smallvis
+    from smallvis.cli import plot_title
+    from smallvis.datasets import load_dataset
+
+    X = load_dataset("iris").X
+    res = smallvis(X, method="umap", engine="sgd", perplexity=15, max_iter=5, random_state=0,
+                   ret_extra=True)
+    assert plot_title(res).startswith("umap (sgd), perplexity 15 — final cost ~")
+    exact = smallvis(X, method="tsne", max_iter=5, random_state=0, ret_extra=True)
+    assert "~" not in plot_title(exact) and "(sgd)" not in plot_title(exact)

@@ -400,12 +400,14 @@ def method_name(method) -> str:
 
 
 def plot_title(res) -> str:
-    """``"<method>, perplexity <p> — final cost <c>"`` (perplexity left out when not a single number)."""
-    parts = [method_name(res.method)]
+    """``"<method>, perplexity <p> — final cost <c>"`` (perplexity left out when not a single number;
+    the sgd engine's cost is a sampled estimate, marked ``~``)."""
+    sgd = res.opt.get("name") == "sgd"
+    parts = [method_name(res.method) + (" (sgd)" if sgd else "")]
     p = res.perplexity
     if isinstance(p, (int, float)) and not isinstance(p, bool):
         parts.append(f"perplexity {p:g}")
-    return ", ".join(parts) + f" — final cost {res.cost:.4g}"
+    return ", ".join(parts) + f" — final cost {'~' if sgd else ''}{res.cost:.4g}"
 
 
 def write_coordinates(path: Path, Y, labels=None, label_name=None) -> None:

@@ -112,7 +112,8 @@ def load_dataset(name: str, random_state=None) -> Dataset:
                    description=spec.description, label_kind=spec.label_kind, columns=columns)
 
 
-# Built-in entries register themselves on import.
+# Built-in entries register themselves on import: the shipped data, then the generated presets.
 from . import builtin as _builtin  # noqa: E402,F401
+from . import generated as _generated  # noqa: E402,F401
 
 __all__ = ["DATASETS", "Dataset", "DatasetSpec", "list_datasets", "load_dataset", "register_dataset"]

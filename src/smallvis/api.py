@@ -26,7 +26,7 @@ from .optim import Objective, build_optimizer, split_opt
 from .result import SmallVisResult
 
 EXTRA_NAMES = ("X", "P", "Q", "DX", "DY", "V", "beta", "dint", "adegin", "adegout", "adegc",
-               "pdeg", "alpha", "geo", "logZ")
+               "pdeg", "alpha", "geo", "logZ", "idp")
 
 
 def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=None,
@@ -59,10 +59,13 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         umap-learn does (each column to [0, 10]) or NCVis does (mean 0, sd 1).
     Y_init_sdev : float, optional
         Rescale every initial column to this standard deviation.
-    perplexity : float or array (n,), optional
+    perplexity : float, array (n,), "idp", "multiscale" or (mode, [candidates]), optional
         Perplexity (one per point if a vector); the number of neighbours for kNN-type kernels and
         for umap (``k``) and ncvis (``n_neighbors``). None: the method's default (30, as in the
-        original; 15 for ncvis).
+        original; 15 for ncvis). ``"idp"``: the intrinsic-dimensionality perplexity, the first
+        candidate (``idp_perps(n)`` or the given list) at which the mean soft correlation dimension
+        stops rising (reported as ``res.perplexity``). ``"multiscale"``: the mean of the
+        symmetrised affinities of every candidate.
     max_iter : int, optional
         Iterations (0 returns the initialisation); default 1000, or on the ``sgd`` engine the
         number of epochs umap-learn would use (500 up to 10,000 points, else 200; NCVis 50).
@@ -289,12 +292,22 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
         Y=out.Y, N=n, origD=None if precomputed else data.X.shape[1], scale=scale,
         Y_init=run["init"], method=method, iter=out.iter, time_secs=time.perf_counter() - start,
         G2norm=out.G2norm, costs=run["pcost"](out.Y), opt=run["opt"],
-        perplexity=m.perplexity(), itercosts=out.itercosts, pca_dims=pca_dims,
+        perplexity=_reported_perplexity(m, run["state"]), itercosts=out.itercosts, pca_dims=pca_dims,
         whiten_dims=whiten_dims, diverged=out.diverged)
     for key, value in run.get("schedule", {}).items():
         setattr(res, key, value)
     res.extras = _collect_extras(extras, m, run["state"], data, out.Y)
     return res
+
+
+def _reported_perplexity(m, state):
+    """The perplexity the method used: the chosen IDP for ``"idp"``, the candidates for
+    ``"multiscale"``, else the method's value."""
+    p = m.perplexity()
+    aff = getattr(state, "affinities", None)
+    if aff is not None and isinstance(p, (str, tuple)):
+        return aff.perplexity
+    return p
 
 
 def _refuse_for_sgd(*, opt, exaggeration_factor, late_exaggeration_factor, ee_mon_epoch):

@@ -18,10 +18,15 @@ from ..input.data import InputData
 from .perplexity import Calibration, calibrate_rows, calibrate_rows_independent, check_perplexity
 from .scale import (SYMMETRIZE, TRUE_SYMMETRIZE, effective_perplexity, fuzzy_set_union,
                     scale_affinities, symmetrize)
+from .idp import (IntrinsicDimensionality, check_candidates, idp_perps, intrinsic_dimensionality,
+                  select_idp)
 from .smooth_knn import SmoothKNN, check_k, smooth_knn_distances, smooth_knn_from_data
 
 __all__ = [
     "Affinities",
+    "IntrinsicDimensionality",
+    "idp_perps",
+    "intrinsic_dimensionality",
     "AffinityRecipe",
     "INPUT_KERNELS",
     "calibrate_perplexity",
@@ -215,17 +220,55 @@ def calibrate_perplexity(X, perplexity, *, kernel: str = "gaussian", metric: str
     return _gaussian(data, perplexity, squared=squared, tol=tol, max_tries=max_tries)
 
 
+PERPLEXITY_MODES = ("idp", "multiscale")
+
+
+def perplexity_mode(perplexity, n: int) -> tuple[str | None, np.ndarray | None]:
+    """``"idp"``, ``"multiscale"``, or ``(mode, [candidates])`` -> (mode, checked candidates);
+    ``(None, None)`` for a number or a per-point vector."""
+    if isinstance(perplexity, str):
+        return match_name(perplexity, PERPLEXITY_MODES, "perplexity mode"), idp_perps(n)
+    if isinstance(perplexity, tuple) and perplexity and isinstance(perplexity[0], str):
+        mode = match_name(perplexity[0], PERPLEXITY_MODES, "perplexity mode")
+        if len(perplexity) != 2:
+            raise ValueError(f"perplexity=({mode!r}, [candidates]) takes one list of candidate "
+                             f"perplexities; got {perplexity!r}")
+        return mode, check_candidates(perplexity[1], n)
+    return None, None
+
+
+def _multiscale(data: InputData, candidates: np.ndarray) -> Affinities:
+    """Spec §3.9: the mean over the candidates of the average-symmetrised, matrix-normalised
+    Gaussian affinities (squared distances, R path), whatever the method's own scaling."""
+    D = data.squared_distances()
+    P = np.zeros_like(D)
+    for u in candidates:
+        cal = calibrate_rows(D, check_perplexity(u, data.n))
+        P += scale_affinities(cal.V, symmetrize_how="symmetric", row_normalize=True, normalize=True)
+    P /= len(candidates)
+    logger.info("Multiscale affinities: mean over perplexities %s",
+                ", ".join(f"{u:g}" for u in candidates))
+    return Affinities(P=P, perplexity=("multiscale", [float(u) for u in candidates]))
+
+
 def input_affinities(data: InputData, perplexity, recipe: AffinityRecipe,
                      extras: frozenset = frozenset()) -> Affinities:
     """Compute P for ``recipe`` and record the requested ``extras`` (V, beta, dint, adeg*, pdeg)."""
     kernel = match_name(recipe.kernel, INPUT_KERNELS, "input kernel")
-    if isinstance(perplexity, str) or isinstance(perplexity, tuple):
-        raise ValueError(
-            f"perplexity {perplexity!r} is not available yet: give a number or one value per point"
-        )
+    mode, candidates = perplexity_mode(perplexity, data.n)
+    if mode == "multiscale":
+        return _multiscale(data, candidates)
+    idp_curve = None
+    if mode == "idp":
+        if kernel == "knn":
+            raise ValueError("perplexity='idp' needs a Gaussian input kernel, not 'knn'")
+        perplexity, cal, idp_curve = select_idp(data.squared_distances(), candidates)
     calibration = match_name(recipe.calibration, CALIBRATIONS, "perplexity calibration")
-    independent = calibration == "independent" and kernel in GAUSSIAN_KERNELS
-    if independent:
+    independent = (calibration == "independent" and kernel in GAUSSIAN_KERNELS
+                   and idp_curve is None)
+    if idp_curve is not None:
+        pass  # calibrated by the IDP search (the original's kernel "gauss", R path)
+    elif independent:
         missing = [name for name in _NOT_INDEPENDENT if name in extras]
         if missing:
             raise ValueError(
@@ -245,6 +288,9 @@ def input_affinities(data: InputData, perplexity, recipe: AffinityRecipe,
     logger.info("Effective perplexity of P approx = %.4g", effective_perplexity(P))
     aff = Affinities(P=P, V=None if independent else V, beta=cal.beta, dint=cal.dint, perplexity=perplexity,
                      n_failed=cal.n_failed)
+    if idp_curve is not None:
+        aff.extras["idp"] = perplexity
+        aff.extras["idp_curve"] = idp_curve
     if "adegin" in extras:
         aff.extras["adegin"] = V.sum(axis=0)
     if "adegout" in extras:

@@ -140,3 +140,26 @@ def test_idp_refuses_the_knn_kernel(iris10):
 def test_bad_candidates_for_intrinsic_dimensionality(iris, perplexities, match):
     with pytest.raises(ValueError, match=match):
         intrinsic_dimensionality(iris, perplexities)
+
+
+# --- class-wise IDP ----------------------------------------------------------------------------
+
+def test_class_idp_gives_a_per_point_perplexity_vector(iris):
+    labels = np.repeat(["setosa", "versicolor", "virginica"], 50)
+    res = smallvis(iris, perplexity=("idp-class", labels), ret_extra=["idp"], max_iter=5)
+    U = np.asarray(res.perplexity)
+    assert U.shape == (150,)
+    ref = intrinsic_dimensionality(iris, labels=labels)
+    for c in ("setosa", "versicolor", "virginica"):
+        assert np.all(U[labels == c] == ref.class_idp[c])
+    # the per-point vector then calibrates as a plain per-point perplexity would
+    plain = smallvis(iris, perplexity=U, ret_extra=["P"], max_iter=0)
+    again = smallvis(iris, perplexity=("idp-class", labels), ret_extra=["P"], max_iter=0)
+    np.testing.assert_allclose(again.P, plain.P, rtol=1e-12)
+
+
+@pytest.mark.parametrize("perplexity, match", [("idp-class", "needs the classes"),
+                                               (("idp-class", [1, 2]), "one value per point")])
+def test_bad_class_idp(iris10, perplexity, match):
+    with pytest.raises(ValueError, match=match):
+        smallvis(iris10, perplexity=perplexity, max_iter=1)

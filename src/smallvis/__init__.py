@@ -7,6 +7,7 @@ from ._version import __version__
 
 __all__ = [
     "smallvis",
+    "smallvis_perpstep",
     "SmallVis",
     "SmallVisResult",
     "calibrate_perplexity",
@@ -21,6 +22,7 @@ __all__ = [
 
 _LAZY = {
     "smallvis": ("api", "smallvis"),
+    "smallvis_perpstep": ("perpstep", "smallvis_perpstep"),
     "SmallVis": ("estimator", "SmallVis"),
     "SmallVisResult": ("result", "SmallVisResult"),
     "calibrate_perplexity": ("affinity", "calibrate_perplexity"),

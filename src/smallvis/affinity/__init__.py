@@ -19,7 +19,7 @@ from .perplexity import Calibration, calibrate_rows, calibrate_rows_independent,
 from .scale import (SYMMETRIZE, TRUE_SYMMETRIZE, effective_perplexity, fuzzy_set_union,
                     scale_affinities, symmetrize)
 from .idp import (IntrinsicDimensionality, check_candidates, idp_perps, intrinsic_dimensionality,
-                  select_idp)
+                  select_class_idp, select_idp)
 from .smooth_knn import SmoothKNN, check_k, smooth_knn_distances, smooth_knn_from_data
 
 __all__ = [
@@ -220,21 +220,35 @@ def calibrate_perplexity(X, perplexity, *, kernel: str = "gaussian", metric: str
     return _gaussian(data, perplexity, squared=squared, tol=tol, max_tries=max_tries)
 
 
-PERPLEXITY_MODES = ("idp", "multiscale")
+PERPLEXITY_MODES = ("idp", "multiscale", "idp-class")
 
 
-def perplexity_mode(perplexity, n: int) -> tuple[str | None, np.ndarray | None]:
-    """``"idp"``, ``"multiscale"``, or ``(mode, [candidates])`` -> (mode, checked candidates);
-    ``(None, None)`` for a number or a per-point vector."""
+def perplexity_mode(perplexity, n: int):
+    """``"idp"``, ``"multiscale"``, ``(mode, [candidates])`` or ``("idp-class", labels[,
+    candidates])`` -> (mode, checked candidates, labels or None); ``(None, None, None)`` for a number
+    or a per-point vector."""
     if isinstance(perplexity, str):
-        return match_name(perplexity, PERPLEXITY_MODES, "perplexity mode"), idp_perps(n)
+        mode = match_name(perplexity, PERPLEXITY_MODES, "perplexity mode")
+        if mode == "idp-class":
+            raise ValueError("perplexity='idp-class' needs the classes: ('idp-class', labels)")
+        return mode, idp_perps(n), None
     if isinstance(perplexity, tuple) and perplexity and isinstance(perplexity[0], str):
         mode = match_name(perplexity[0], PERPLEXITY_MODES, "perplexity mode")
+        if mode == "idp-class":
+            if len(perplexity) not in (2, 3):
+                raise ValueError("perplexity=('idp-class', labels[, candidates]); got "
+                                 f"{len(perplexity)} items")
+            labels = np.asarray(perplexity[1])
+            if labels.shape != (n,):
+                raise ValueError(f"idp-class labels must have one value per point ({n}); got "
+                                 f"shape {labels.shape}")
+            cands = check_candidates(perplexity[2] if len(perplexity) == 3 else None, n)
+            return mode, cands, labels
         if len(perplexity) != 2:
             raise ValueError(f"perplexity=({mode!r}, [candidates]) takes one list of candidate "
                              f"perplexities; got {perplexity!r}")
-        return mode, check_candidates(perplexity[1], n)
-    return None, None
+        return mode, check_candidates(perplexity[1], n), None
+    return None, None, None
 
 
 def _multiscale(data: InputData, candidates: np.ndarray) -> Affinities:
@@ -255,14 +269,17 @@ def input_affinities(data: InputData, perplexity, recipe: AffinityRecipe,
                      extras: frozenset = frozenset()) -> Affinities:
     """Compute P for ``recipe`` and record the requested ``extras`` (V, beta, dint, adeg*, pdeg)."""
     kernel = match_name(recipe.kernel, INPUT_KERNELS, "input kernel")
-    mode, candidates = perplexity_mode(perplexity, data.n)
+    mode, candidates, classes = perplexity_mode(perplexity, data.n)
     if mode == "multiscale":
         return _multiscale(data, candidates)
     idp_curve = None
+    if mode in ("idp", "idp-class") and kernel == "knn":
+        raise ValueError(f"perplexity={mode!r} needs a Gaussian input kernel, not 'knn'")
     if mode == "idp":
-        if kernel == "knn":
-            raise ValueError("perplexity='idp' needs a Gaussian input kernel, not 'knn'")
         perplexity, cal, idp_curve = select_idp(data.squared_distances(), candidates)
+    elif mode == "idp-class":
+        perplexity, idp_curve = select_class_idp(data.squared_distances(), candidates, classes)
+        cal = calibrate_rows(data.squared_distances(), perplexity)
     calibration = match_name(recipe.calibration, CALIBRATIONS, "perplexity calibration")
     independent = (calibration == "independent" and kernel in GAUSSIAN_KERNELS
                    and idp_curve is None)

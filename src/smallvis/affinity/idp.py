@@ -234,3 +234,35 @@ def select_idp(D: np.ndarray, candidates: np.ndarray, *, tol: float = 1e-5,
     logger.info("IDP search: %s -> perplexity %g",
                 ", ".join(f"{u:g}: {m:.4g}" for u, m in curve), chosen[0])
     return chosen[0], chosen[1], curve
+
+
+def select_class_idp(D: np.ndarray, candidates: np.ndarray, labels: np.ndarray, *,
+                     tol: float = 1e-5, max_tries: int = 50) -> tuple[np.ndarray, dict]:
+    """One IDP per class (the same search on each class's mean δ, all classes sharing the
+    calibrations, which stop once every class has found its maximum); returns the per-point
+    perplexity vector and ``{class: [(perplexity, class mean), ...]}``."""
+    n = D.shape[0]
+    classes = np.unique(labels)
+    members = [labels == c for c in classes]
+    best = np.full(classes.size, -math.inf)
+    chosen = np.zeros(classes.size)
+    active = np.ones(classes.size, dtype=bool)
+    curves = {c: [] for c in classes}
+    for u in candidates:
+        if not active.any():
+            break
+        cal = calibrate_rows(D, check_perplexity(u, n), tol=tol, max_tries=max_tries)
+        for k, (c, mask) in enumerate(zip(classes, members)):
+            if not active[k]:
+                continue
+            mean = float(cal.dint[mask].mean())
+            curves[c].append((float(u), mean))
+            if mean > best[k]:
+                best[k], chosen[k] = mean, float(u)
+            else:
+                active[k] = False
+    U = np.empty(n)
+    for k, mask in enumerate(members):
+        U[mask] = chosen[k]
+    logger.info("Class IDPs: %s", ", ".join(f"{c}: {u:g}" for c, u in zip(classes, chosen)))
+    return U, curves

@@ -163,3 +163,15 @@ def test_class_idp_gives_a_per_point_perplexity_vector(iris):
 def test_bad_class_idp(iris10, perplexity, match):
     with pytest.raises(ValueError, match=match):
         smallvis(iris10, perplexity=perplexity, max_iter=1)
+
+
+def test_knn_restricted_dimension_is_close_to_the_dense_one():
+    X = np.random.default_rng(5).normal(size=(800, 3))
+    dense = intrinsic_dimensionality(X, [5, 10, 20])
+    knn = intrinsic_dimensionality(X, [5, 10, 20], n_neighbors=100)
+    np.testing.assert_allclose(knn.mean_dint, dense.mean_dint, rtol=0.02)
+    short = intrinsic_dimensionality(X, [5, 10, 20], n_neighbors=60)
+    assert short.mean_dint[-1] < dense.mean_dint[-1]  # a truncated tail lowers the variance
+    assert knn.idp == dense.idp
+    with pytest.raises(ValueError, match="must exceed the largest candidate"):
+        intrinsic_dimensionality(X, [5, 10, 20], n_neighbors=20)

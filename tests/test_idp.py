@@ -175,3 +175,14 @@ def test_knn_restricted_dimension_is_close_to_the_dense_one():
     assert knn.idp == dense.idp
     with pytest.raises(ValueError, match="must exceed the largest candidate"):
         intrinsic_dimensionality(X, [5, 10, 20], n_neighbors=20)
+
+
+@pytest.mark.parametrize("name, lo, hi", [("gauss2d", 1.8, 2.3), ("gauss5d", 3.8, 5.0),
+                                          ("ball", 2.4, 3.1), ("sphere", 1.8, 2.2),
+                                          ("swissroll", 1.8, 2.5)])
+def test_dimensionality_of_the_synthetic_families(name, lo, hi):
+    """The docs' picture: the estimate follows the dimension the data fill (underestimating a
+    little at this size: edges and too few points for 5-D)."""
+    from smallvis.datasets import load_dataset
+
+    assert lo <= intrinsic_dimensionality(load_dataset(name).X).D <= hi

@@ -293,3 +293,99 @@ def _fmt(value) -> str:
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return str(int(value))
     return str(value)
+
+
+def plot_dimensionality(result, path=None, *, ax=None, title=None, dpi: int = 150):
+    """Mean soft correlation dimension against perplexity, with the intrinsic dimensionality marked.
+
+    Parameters
+    ----------
+    result : IntrinsicDimensionality
+        What :func:`smallvis.affinity.idp.intrinsic_dimensionality` returns.
+    path : str or Path, optional
+        Where to save the figure; the format follows the extension.
+    ax : matplotlib Axes, optional
+        Draw into this Axes instead of a new figure.
+    title : str, optional
+    dpi : int
+        Resolution of saved raster images.
+
+    The x axis is logarithmic with a tick at every candidate perplexity. The maximum ``D`` of the mean
+    curve is marked at the IDP with a short note. With classes (``result.classes``) each class has its
+    own curve, its IDP marked on it and a legend entry; the mean over all points is drawn thicker, in
+    black.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    U = np.asarray(result.perplexities, dtype=np.float64)
+    mean = np.asarray(result.mean_dint, dtype=np.float64)
+    classes = result.classes
+    if U.ndim != 1 or U.size == 0 or mean.shape != U.shape:
+        raise ValueError("result must have one mean dimension per candidate perplexity")
+    if ax is None:
+        from matplotlib.figure import Figure
+
+        width = 6.4 if classes is None else 7.4
+        fig = Figure(figsize=(width, 4.0), dpi=dpi, layout="constrained")
+        ax = fig.add_subplot()
+    else:
+        fig = ax.figure
+    dot = dict(marker="o", markersize=3.5)
+    if classes is not None:
+        curves = np.asarray(result.class_mean_dint, dtype=np.float64)
+        colours = categorical_colours(len(classes))
+        for c, curve, colour in zip(classes, curves, colours):
+            ax.plot(U, curve, color=colour, linewidth=1.3, label=_fmt(c), **dot)
+            idp = result.class_idp.get(c)
+            if idp is not None:
+                j = int(np.argmin(np.abs(U - idp)))
+                ax.plot([U[j]], [curve[j]], linestyle="", marker="o", markersize=7, color=colour,
+                        markeredgecolor="white", markeredgewidth=1.0, zorder=3)
+        ax.plot(U, mean, color="black", linewidth=2.6, label="all points", zorder=4, **dot)
+    else:
+        ax.plot(U, mean, color=NONE_COLOUR, linewidth=2.0, label="all points", **dot)
+    ax.plot([result.idp], [result.D], linestyle="", marker="D", markersize=8, color="black",
+            markeredgecolor="white", markeredgewidth=1.2, zorder=5)
+    right = U.size > 1 and result.idp > math.sqrt(U[0] * U[-1])  # note on the free side
+    ax.annotate(f"D = {result.D:.3g} at perplexity {_fmt_perplexity(result.idp)}",
+                xy=(result.idp, result.D), xytext=(-8 if right else 8, 8), textcoords="offset points",
+                ha="right" if right else "left", va="bottom", fontsize=9, zorder=6,
+                bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor="none", alpha=0.85))
+    ax.set_xscale("log")
+    if U.size == 1:
+        ax.set_xlim(U[0] / 2, U[0] * 2)
+    last, step = U.size - 1, math.ceil(U.size / 10)  # at most about ten tick labels
+    shown = {i for i in range(0, last + 1, step) if i == last or last - i >= step} | {last}
+    ax.set_xticks(U, labels=[_fmt_perplexity(u) if i in shown else "" for i, u in enumerate(U)])
+    ax.xaxis.set_minor_locator(_null_locator())
+    low, high = ax.get_ylim()
+    ax.set_ylim(low, high + 0.08 * (high - low))  # room for the note above the maximum
+    ax.set_xlabel("perplexity")
+    ax.set_ylabel("mean soft correlation dimension")
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.tick_params(labelsize=9)
+    if classes is not None and len(classes) <= MAX_LEGEND_CLASSES:
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False, fontsize=8,
+                  handlelength=1.8, borderaxespad=0.0, labelspacing=0.3,
+                  ncol=math.ceil((len(classes) + 1) / 20))
+    if title:
+        ax.set_title(title, fontsize=10)
+    if path is not None:
+        fig.savefig(path, dpi=dpi, bbox_inches="tight", facecolor="white")
+        logger.info("plot written to %s", path)
+    return fig
+
+
+def _fmt_perplexity(u: float) -> str:
+    """``4``, ``142.8`` -> ``143``, ``5.0211`` -> ``5.02``: short labels for perplexities."""
+    u = float(u)
+    return f"{u:.0f}" if u >= 100 or u == round(u) else f"{u:.3g}"
+
+
+def _null_locator():
+    from matplotlib.ticker import NullLocator
+
+    return NullLocator()

@@ -1,6 +1,7 @@
 """NCVis, exact version: the NCE cost at fixed and profiled log-normaliser, the method, the power init."""
 
 import numpy as np
+from test_gradients import numeric_gradient
 import pytest
 from scipy import sparse
 
@@ -51,13 +52,7 @@ def _cost(Y, P, Q, **kw):
 
 
 def _numeric_gradient(f, Y, h=1e-6):
-    G = np.zeros_like(Y)
-    for idx in np.ndindex(*Y.shape):
-        Yp, Ym = Y.copy(), Y.copy()
-        Yp[idx] += h
-        Ym[idx] -= h
-        G[idx] = (f(Yp) - f(Ym)) / (2 * h)
-    return G
+    return numeric_gradient(f, Y, h=h)
 
 
 KW = [dict(a=A, b=B, nu=5, corrected=False), dict(a=A, b=B, nu=5, corrected=True),

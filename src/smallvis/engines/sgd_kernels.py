@@ -55,6 +55,13 @@ def _draw(state, n):
 
 
 @njit(cache=True, fastmath=FAST)
+def _draw_other(state, n, i):
+    """Next state and a uniform integer in ``[0, n)`` other than ``i``."""
+    state, k = _draw(state, n - 1)
+    return state, k + 1 if k >= i else k
+
+
+@njit(cache=True, fastmath=FAST)
 def _clip(x):
     if x > CLIP:
         return CLIP
@@ -127,9 +134,7 @@ def umap_epoch(Y, Ysnap, tails, indptr, indices, epochs_per_sample, next_sample,
                 next_sample[e] += epochs_per_sample[e]
                 n_neg = int((epoch - next_negative[e]) / epochs_per_negative[e])
                 for _ in range(n_neg):
-                    state, k = _draw(state, n - 1)
-                    if k >= i:  # uniform over the other points
-                        k += 1
+                    state, k = _draw_other(state, n, i)
                     other = Y if lo <= k < hi else Ysnap
                     d2 = _dist2(Y, i, other, k)
                     if d2 > 0.0:
@@ -162,9 +167,7 @@ def nce_epoch(Y, Ysnap, tails, indptr, indices, block_starts, Q_blocks, Q, offse
                     if s == 0:
                         k = indices[e]
                     else:
-                        state, k = _draw(state, n - 1)
-                        if k >= i:  # uniform over the other points
-                            k += 1
+                        state, k = _draw_other(state, n, i)
                     other = Y if lo <= k < hi else Ysnap
                     d2 = _dist2(Y, i, other, k)
                     d2b = _pow_b(d2, b)
@@ -212,9 +215,7 @@ def umap_point_costs(Y, indptr, indices, edge_p, row_p, a, b, repulsion, eps, se
         rep = 0.0
         state = _stream(seed, 0, i)
         for _ in range(m):
-            state, k = _draw(state, n - 1)
-            if k >= i:
-                k += 1
+            state, k = _draw_other(state, n, i)
             w = 1.0 / (1.0 + a * _pow_exact(_dist2(Y, i, Y, k), b))
             rep -= np.log(1.0 - w + eps)
         out[i] = attr + repulsion * row_p[i] * rep / m
@@ -236,9 +237,7 @@ def nce_point_costs(Y, indptr, indices, edge_p, row_p, Q, offset, a, b, nu, seed
         rep = 0.0
         state = _stream(seed, 0, i)
         for _ in range(m):
-            state, k = _draw(state, n - 1)
-            if k >= i:
-                k += 1
+            state, k = _draw_other(state, n, i)
             q = scale / (1.0 + a * _pow_exact(_dist2(Y, i, Y, k), b))
             rep += np.log1p(q / nu)
         out[i] = attr + nu * row_p[i] * rep / m

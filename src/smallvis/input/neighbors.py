@@ -118,31 +118,42 @@ def _select_block(A: np.ndarray, rows: np.ndarray, k: int, slack: np.ndarray | f
     return idx, dist
 
 
-def _exact_coordinates(X: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    n, p = X.shape
-    Xc = X - X.mean(axis=0)
-    sq = np.einsum("ij,ij->i", Xc, Xc)
-    # |computed - true| <= (2p + 4) eps (|x|^2 + |y|^2) for the expanded form; twice that separates
-    # the computed k-th value from any true tie
+def _expanded_form_slack(sq: np.ndarray, p: int):
+    """Error bound of squared distances computed as ``|x|^2 + |y|^2 - 2 x.y`` from coordinates with
+    squared norms ``sq``: ``|computed - true| <= (2p + 4) eps (|x|^2 + |y|^2)``; twice that separates
+    the computed k-th value from any true tie. Returns ``slack(rows)``."""
     bound = 2.0 * (2 * p + 4) * _EPS
     sq_max = float(sq.max())
+    return lambda rows: bound * (sq[rows] + sq_max)
 
-    def exact(rows, cand):
-        return np.sqrt(_exact_sq(X, rows, cand))
 
+def _search_blocks(n: int, k: int, scores, slack, exact) -> tuple[np.ndarray, np.ndarray]:
+    """Row blocks of ``scores(rows)`` (values ordered as the distances, self excluded here), each
+    block's ``k`` smallest selected by :func:`_select_block`."""
     block = _block_rows(n)
     idx = np.empty((n, k), dtype=np.int64)
     dist = np.empty((n, k))
     for start in range(0, n, block):
         rows = np.arange(start, min(n, start + block))
+        A = scores(rows)
+        A[np.arange(rows.size), rows] = np.inf
+        idx[rows], dist[rows] = _select_block(A, rows, k, slack(rows), exact)
+    return idx, dist
+
+
+def _exact_coordinates(X: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    Xc = X - X.mean(axis=0)
+    sq = np.einsum("ij,ij->i", Xc, Xc)
+
+    def scores(rows):
         # |y|^2 - 2 x.y: the squared distance less the row's constant |x|^2 (order is all we need)
         A = Xc[rows] @ Xc.T
         A *= -2.0
         A += sq[None, :]
-        A[np.arange(rows.size), rows] = np.inf
-        slack = bound * (sq[rows] + sq_max)
-        idx[rows], dist[rows] = _select_block(A, rows, k, slack, exact)
-    return idx, dist
+        return A
+
+    return _search_blocks(X.shape[0], k, scores, _expanded_form_slack(sq, X.shape[1]),
+                          lambda rows, cand: np.sqrt(_exact_sq(X, rows, cand)))
 
 
 def _exact_matrix(D: np.ndarray, k: int, *, squared: bool = False,
@@ -154,35 +165,23 @@ def _exact_matrix(D: np.ndarray, k: int, *, squared: bool = False,
     those coordinates by the expanded formula: candidates within its error bound are re-ranked on
     distances recomputed from the coordinates, as in the blocked search.
     """
-    n = D.shape[0]
     if X is None:
         def exact(rows, cand):
             vals = np.take_along_axis(D[rows], cand, axis=1)
             return np.sqrt(vals) if squared else vals
-        sq = None
-    else:
-        p = X.shape[1]
-        sq = np.einsum("ij,ij->i", X, X)
-        bound = 2.0 * (2 * p + 4) * _EPS
-        sq_max = float(sq.max())
 
-        def exact(rows, cand):
-            return np.sqrt(_exact_sq(X, rows, cand))
-    block = _block_rows(n)
-    idx = np.empty((n, k), dtype=np.int64)
-    dist = np.empty((n, k))
-    for start in range(0, n, block):
-        rows = np.arange(start, min(n, start + block))
+        return _search_blocks(D.shape[0], k, lambda rows: np.array(D[rows], dtype=np.float64),
+                              lambda rows: 0.0, exact)
+
+    def scores(rows):
         A = np.array(D[rows], dtype=np.float64)
-        if sq is None:
-            slack = 0.0
-        else:
-            if not squared:  # compare squared values, where the error bound holds
-                A *= A
-            slack = bound * (sq[rows] + sq_max)
-        A[np.arange(rows.size), rows] = np.inf
-        idx[rows], dist[rows] = _select_block(A, rows, k, slack, exact)
-    return idx, dist
+        if not squared:  # compare squared values, where the error bound holds
+            A *= A
+        return A
+
+    return _search_blocks(D.shape[0], k, scores,
+                          _expanded_form_slack(np.einsum("ij,ij->i", X, X), X.shape[1]),
+                          lambda rows, cand: np.sqrt(_exact_sq(X, rows, cand)))
 
 
 # --- approximate search ----------------------------------------------------------------------------

@@ -75,6 +75,14 @@ def check_plot_path(path) -> None:
         raise ValueError(f"cannot write a plot to {path}: folder {path.parent} does not exist")
 
 
+def _save(fig, path, dpi: int):
+    """Write ``fig`` to ``path`` (when given) on a white background; return it."""
+    if path is not None:
+        fig.savefig(path, dpi=dpi, bbox_inches="tight", facecolor="white")
+        logger.info("plot written to %s", path)
+    return fig
+
+
 def plot_embedding(Y, labels=None, title=None, path=None, ax=None, *, label_kind="auto",
                    label_name=None, dpi: int = 150, legend: bool = True):
     """Scatter plot of an embedding, coloured by ``labels``.
@@ -146,10 +154,7 @@ def plot_embedding(Y, labels=None, title=None, path=None, ax=None, *, label_kind
     full = " ".join(p for p in (title, f"({note})" if note else None) if p)
     if full:
         ax.set_title(full, fontsize=10)
-    if path is not None:
-        fig.savefig(path, dpi=dpi, bbox_inches="tight", facecolor="white")
-        logger.info("plot written to %s", path)
-    return fig
+    return _save(fig, path, dpi)
 
 
 def plot_grid(panels, labels=None, path=None, *, ncols: int | None = None, label_kind="auto",
@@ -211,10 +216,7 @@ def plot_grid(panels, labels=None, path=None, *, ncols: int | None = None, label
         sm = ScalarMappable(Normalize(finite.min(), finite.max()), cmap="viridis")
         bar = fig.colorbar(sm, ax=list(axes), shrink=0.6)
         bar.outline.set_visible(False)
-    if path is not None:
-        fig.savefig(path, dpi=dpi, bbox_inches="tight", facecolor="white")
-        logger.info("plot written to %s", path)
-    return fig
+    return _save(fig, path, dpi)
 
 
 def _figure_size(Y: np.ndarray, kind: str) -> tuple[float, float]:
@@ -373,10 +375,7 @@ def plot_dimensionality(result, path=None, *, ax=None, title=None, dpi: int = 15
                   ncol=math.ceil((len(classes) + 1) / 20))
     if title:
         ax.set_title(title, fontsize=10)
-    if path is not None:
-        fig.savefig(path, dpi=dpi, bbox_inches="tight", facecolor="white")
-        logger.info("plot written to %s", path)
-    return fig
+    return _save(fig, path, dpi)
 
 
 def _fmt_perplexity(u: float) -> str:

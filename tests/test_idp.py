@@ -186,3 +186,12 @@ def test_dimensionality_of_the_synthetic_families(name, lo, hi):
     from smallvis.datasets import load_dataset
 
     assert lo <= intrinsic_dimensionality(load_dataset(name).X).D <= hi
+
+
+def test_intrinsic_dimensionality_bad_labels_and_metric(iris):
+    with pytest.raises(ValueError, match="one value per point"):
+        intrinsic_dimensionality(iris, labels=[1, 2, 3])
+    with pytest.raises(ValueError, match="metric"):
+        intrinsic_dimensionality(iris, metric="cosine")
+    with pytest.raises(ValueError, match="at least 3 points"):
+        intrinsic_dimensionality(iris[:2])

@@ -186,3 +186,8 @@ def test_never_dense(monkeypatch):
         tracemalloc.stop()
         _check_csr(aff.P, n)
         assert peak < 8 * n * n / 8, peak  # an (n, n) float64 array would be 8 n^2 bytes
+
+
+def test_unknown_knn_method_is_named():
+    with pytest.raises(ValueError, match="kNN method"):
+        sparse_affinities(InputData(_data()), 10, AffinityRecipe(), knn_method="annoy")

@@ -83,11 +83,17 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         gradient 2-norm below ``g2tol``; neither of the latter two before ``tol_wait`` iterations after
         early exaggeration ends.
     momentum, final_momentum, mom_switch_iter, eta, min_gain
-        Delta-bar-delta settings (``eta="optsne"`` means ``n / exaggeration_factor``); values given in
+        Delta-bar-delta (``dbd``, ``ndbd``) settings (``eta="optsne"`` means ``n / exaggeration_factor``); values given in
         ``opt`` take precedence. ``eta=None`` is 500 (the original's); on the ``sgd`` engine ``eta``
         is the initial SGD learning rate (default 1).
     opt : str or (str, dict)
-        Optimiser, ``"dbd"`` by default.
+        Optimiser, ``"dbd"`` by default (the others: ``ndbd``, ``adagrad``, ``adadelta``,
+        ``rmsprop``, ``adam``, ``amsgrad``, ``adamax``, ``nadam``, ``steepd``, ``mom``, ``nag``,
+        ``gmom``, and the line-search optimisers ``l-bfgs``, ``bfgs``, ``cg``, ``sd``, ``specd``
+        with convergence options ``abs_tol``, ``rel_tol``, ``grad_tol``, ``ginf_tol``,
+        ``step_tol``, ``max_fn``, ``max_gr``, ``max_fg``). Only ``dbd`` and ``ndbd`` take the
+        top-level ``eta``, ``momentum``, ... arguments; ``res.opt`` holds the resolved settings
+        (and ``counts`` of cost/gradient evaluations).
     exaggeration_factor, stop_lying_iter, late_exaggeration_factor, start_late_lying_iter
         Early exaggeration for iterations ``1..stop_lying_iter`` and late exaggeration after
         ``start_late_lying_iter`` (factors on P in the gradient; P itself is never modified).
@@ -184,7 +190,7 @@ def _prepare_input(X, *, precomputed, scale, pca, initial_dims, k, rng):
 def _build_optimizer(opt, *, eta, momentum, final_momentum, mom_switch_iter, min_gain, n,
                      exaggeration_factor):
     name, params = split_opt(opt)
-    if name == "dbd":
+    if name in ("dbd", "ndbd"):
         merged = dict(eta=eta, momentum=momentum, final_momentum=final_momentum,
                       mom_switch_iter=mom_switch_iter, min_gain=min_gain)
         params = {**merged, **params}
@@ -375,7 +381,8 @@ def _run_gradient(eng, *, data, m, k, rng, Y_init, Y_init_sdev, pca_applied, max
         stages.update(late_exaggeration_factor=late_exaggeration_factor,
                       start_late_lying_iter=out.start_late_lying_iter)
     return dict(out=out, state=state, init=init_name, schedule=stages,
-                opt={**optimizer.params(), "counts": objective.counts},
+                opt={**optimizer.params(),
+                     "counts": dict(getattr(optimizer, "counts", objective.counts))},
                 pcost=lambda Y: objective.pcost(Y, exaggeration=1.0))
 
 

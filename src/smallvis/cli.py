@@ -115,7 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--max-iter", type=int, metavar="N", help="iterations (epochs with --engine sgd); default 1000 (sgd: "
                    "500, or 200 above 10,000 points; ncvis 50)")
     g.add_argument("--eta", type=_number_or_name, metavar="ETA", help="learning rate or 'optsne'")
-    g.add_argument("--opt", metavar="NAME", help="optimiser; default dbd")
+    g.add_argument("--opt", metavar="NAME",
+                   help="optimiser: dbd (default), ndbd, adagrad, adadelta, rmsprop, adam, amsgrad, "
+                   "adamax, nadam, steepd, mom, nag, gmom, l-bfgs, bfgs, cg, sd, specd")
     g.add_argument("--opt-param", action="append", metavar="KEY=VALUE",
                    help="optimiser parameter (repeatable)")
     g.add_argument("--exaggeration", type=float, metavar="F", help="early exaggeration factor")

@@ -121,6 +121,8 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
             logger.info("Iter %d: late exaggeration on (x%g)", it, s.late_exaggeration_factor)
         if step.converged:
             max_iter = it
+            logger.info("Iter %d: the optimiser reports convergence (%s)", it,
+                        getattr(optimizer, "terminated", None) or "converged")
         Y = recentre(Y)
         if on_iteration is not None:
             on_iteration(it)
@@ -136,8 +138,10 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
             logger.info("Iter %d: coordinates exceed %.0e", it, EXPLODING)
         cost = step.cost if step.cost is not None else float(np.sum(objective.pcost(Y)))
         tolval = reltol(cost, old_cost) / epoch if old_cost is not None else None
-        logger.info("Iter %d cost = %.6g%s ||G||2 = %.4g", it, cost,
-                    "" if tolval is None else f" tol = {tolval:.4g}", G2)
+        counts = getattr(optimizer, "counts", None)  # line-search optimisers count evaluations
+        logger.info("Iter %d cost = %.6g%s ||G||2 = %.4g%s", it, cost,
+                    "" if tolval is None else f" tol = {tolval:.4g}", G2,
+                    f" nf = {counts['fn']} ng = {counts['gr']}" if counts else "")
         if callback is not None:
             callback(Y, it, cost)
         if s.record:

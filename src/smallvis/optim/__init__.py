@@ -4,17 +4,33 @@ from __future__ import annotations
 
 from .._names import match_name
 from .base import Objective, StepResult
-from .dbd import DeltaBarDelta
+from .adaptive import AdaDelta, AdaGrad, AdaMax, Adam, AMSGrad, Nadam, RMSprop
+from .dbd import DeltaBarDelta, NesterovDeltaBarDelta
+from .mize import LINE_SEARCH_OPTIMIZERS
+from .momentum import GeneralizedMomentum, Momentum, NesterovMomentum, SteepestDescent
 
 OPTIMIZERS = {"dbd": DeltaBarDelta}
+# the original's other internal (one gradient per iteration) optimisers
+OPTIMIZERS.update({cls.name: cls for cls in (
+    NesterovDeltaBarDelta, AdaGrad, AdaDelta, RMSprop, Adam, AMSGrad, AdaMax, Nadam,
+    SteepestDescent, Momentum, NesterovMomentum, GeneralizedMomentum)})
+# line-search optimisers (the original's mize-based ones)
+OPTIMIZERS.update(LINE_SEARCH_OPTIMIZERS)
+# other spellings of the same optimisers, recognised when written in full
+ALIASES = {"lbfgs": "l-bfgs", "phess": "specd", "conjugate-gradient": "cg"}
+
+
+def _match(name: str) -> str:
+    alias = ALIASES.get(name.strip().lower()) if isinstance(name, str) else None
+    return alias or match_name(name, OPTIMIZERS, "optimizer")
 
 
 def split_opt(opt) -> tuple[str, dict]:
     """``"dbd"`` or ``("adam", {..})`` -> (canonical name, params)."""
     if isinstance(opt, str):
-        return match_name(opt, OPTIMIZERS, "optimizer"), {}
+        return _match(opt), {}
     if isinstance(opt, (tuple, list)) and len(opt) in (1, 2) and isinstance(opt[0], str):
-        return match_name(opt[0], OPTIMIZERS, "optimizer"), dict(opt[1]) if len(opt) == 2 else {}
+        return _match(opt[0]), dict(opt[1]) if len(opt) == 2 else {}
     raise ValueError(f"opt must be a name such as 'dbd' or a (name, {{param: value}}) pair; got {opt!r}")
 
 

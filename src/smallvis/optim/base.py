@@ -27,6 +27,13 @@ class Objective:
         f = self.exaggeration if exaggeration is None else exaggeration
         return self.engine.evaluate(self.method, self.state, Y, f, grad=False)[0]
 
+    def value_and_gradient(self, Y: np.ndarray) -> tuple[float, np.ndarray]:
+        """Total cost and gradient at ``Y`` from one evaluation (line searches)."""
+        self.counts["fn"] += 1
+        self.counts["gr"] += 1
+        pcost, G = self.engine.evaluate(self.method, self.state, Y, self.exaggeration)
+        return float(np.sum(pcost)), G
+
     def cost(self, Y: np.ndarray) -> float:
         return float(np.sum(self.pcost(Y)))
 

@@ -1,52 +1,86 @@
-"""Delta-bar-delta with momentum: the classic t-SNE optimiser (spec smallvis-R.md §7, ``dbd``).
+"""Delta-bar-delta with momentum: the classic t-SNE optimiser, and its Nesterov variant
+(spec smallvis-R.md §7, ``dbd`` and ``ndbd``).
 
 Per element, with ``uY`` the previous update (momentum included):
 
 - gains grow by 0.2 where the gradient sign differs from the previous update's sign, else shrink by x0.8,
   and never fall below ``min_gain``;
-- ``uY <- mu uY - eta * gain * G``;
+- ``uY <- mu uY - eta * gain * G`` (``ndbd`` adds a Nesterov correction, see its docstring);
 - ``mu`` is ``momentum`` up to and including iteration ``mom_switch_iter`` and ``final_momentum`` after.
+  The driver may move ``mom_switch_iter`` (when opt-SNE monitoring ends exaggeration early).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .base import StepResult
+from ._common import InternalOptimizer, flag, fraction, nonnegative, positive, whole
+
+_DBD_CHECKS = dict(eta=positive, momentum=fraction, final_momentum=fraction,
+                   mom_switch_iter=whole, min_gain=nonnegative)
 
 
-class DeltaBarDelta:
+def update_gains(gain: np.ndarray, G: np.ndarray, uY: np.ndarray, min_gain: float) -> np.ndarray:
+    """The delta-bar-delta rule: +0.2 where sign(G) != sign(uY) (so wherever G != 0 while uY is still
+    zero), x0.8 elsewhere, floored at ``min_gain``."""
+    flip = np.sign(G) != np.sign(uY)
+    gain = np.where(flip, gain + 0.2, gain * 0.8)
+    return np.maximum(gain, min_gain, out=gain)
+
+
+class DeltaBarDelta(InternalOptimizer):
+    """``uY <- mu uY - eta * gain * G`` with delta-bar-delta gains."""
+
     name = "dbd"
     defaults = dict(eta=500.0, momentum=0.5, final_momentum=0.8, mom_switch_iter=250, min_gain=0.01)
+    checks = _DBD_CHECKS
 
-    def __init__(self, eta, momentum, final_momentum, mom_switch_iter, min_gain):
-        self.eta = float(eta)
-        self.momentum = float(momentum)
-        self.final_momentum = float(final_momentum)
-        self.mom_switch_iter = int(mom_switch_iter)
-        self.min_gain = float(min_gain)
-        if not self.eta > 0:
-            raise ValueError(f"eta (learning rate) must be positive; got {eta}")
-        if self.min_gain < 0:
-            raise ValueError(f"min_gain must be >= 0; got {min_gain}")
+    def __init__(self, **params):
+        super().__init__(**params)
         self.mu = self.momentum
-        self.update = None
-        self.gain = None
 
-    def params(self) -> dict:
-        return dict(name=self.name, eta=self.eta, momentum=self.momentum,
-                    final_momentum=self.final_momentum, mom_switch_iter=self.mom_switch_iter,
-                    min_gain=self.min_gain)
+    def start(self, Y):
+        self.uY = np.zeros_like(Y)
+        self.gain = np.ones_like(Y)
 
-    def step(self, objective, Y: np.ndarray, iteration: int) -> StepResult:
-        G = objective.gradient(Y)
-        if self.update is None:
-            self.update = np.zeros_like(Y)
-            self.gain = np.ones_like(Y)
-        flip = np.sign(G) != np.sign(self.update)
-        self.gain = np.where(flip, self.gain + 0.2, self.gain * 0.8)
-        np.maximum(self.gain, self.min_gain, out=self.gain)
-        self.update = self.mu * self.update - self.eta * self.gain * G
+    def switch_momentum(self, iteration: int) -> None:
         if iteration == self.mom_switch_iter:
             self.mu = self.final_momentum
-        return StepResult(Y=Y + self.update, G=G)
+
+    def update(self, G, iteration):
+        self.gain = update_gains(self.gain, G, self.uY, self.min_gain)
+        self.uY = self.mu * self.uY - self.eta * self.gain * G
+        self.switch_momentum(iteration)
+        return self.uY
+
+
+class NesterovDeltaBarDelta(DeltaBarDelta):
+    """Delta-bar-delta with Nesterov-style momentum. With ``gd = eta * gain * G`` (``G`` first divided
+    by its 2-norm if ``scale_grad``), ``uY = -gd`` on the first iteration, then
+    ``uY <- mu uY - gd + beta * mu * (gd_prev - gd)`` (``beta = 0``: classical momentum)."""
+
+    name = "ndbd"
+    defaults = dict(DeltaBarDelta.defaults, beta=1.0, scale_grad=False)
+    checks = dict(_DBD_CHECKS, beta=nonnegative, scale_grad=flag)
+
+    def start(self, Y):
+        super().start(Y)
+        self.gd = None
+
+    def update(self, G, iteration):
+        if self.scale_grad:
+            norm = np.sqrt(np.sum(G * G))
+            # a zero gradient is left as it is (the original divides 0 by 0)
+            if norm > 0:
+                G = G / norm
+        self.gain = update_gains(self.gain, G, self.uY, self.min_gain)
+        gd = self.eta * self.gain * G
+        if self.gd is None:
+            uY = -gd
+        else:
+            uY = self.mu * self.uY - gd
+            if self.beta != 0:
+                uY = uY + self.beta * self.mu * (self.gd - gd)
+        self.uY, self.gd = uY, gd
+        self.switch_momentum(iteration)
+        return uY

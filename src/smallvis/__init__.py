@@ -8,6 +8,7 @@ from ._version import __version__
 __all__ = [
     "smallvis",
     "smallvis_perpstep",
+    "smallvis_rep",
     "SmallVis",
     "SmallVisResult",
     "calibrate_perplexity",
@@ -23,6 +24,7 @@ __all__ = [
 _LAZY = {
     "smallvis": ("api", "smallvis"),
     "smallvis_perpstep": ("perpstep", "smallvis_perpstep"),
+    "smallvis_rep": ("rep", "smallvis_rep"),
     "SmallVis": ("estimator", "SmallVis"),
     "SmallVisResult": ("result", "SmallVisResult"),
     "calibrate_perplexity": ("affinity", "calibrate_perplexity"),

@@ -17,6 +17,7 @@ __all__ = [
     "intrinsic_dimensionality",
     "list_methods",
     "smooth_knn_distances",
+    "sweep",
     "umap_ab",
     "__version__",
 ]
@@ -33,6 +34,7 @@ _LAZY = {
     "intrinsic_dimensionality": ("affinity", "intrinsic_dimensionality"),
     "list_methods": ("methods", "list_methods"),
     "smooth_knn_distances": ("affinity", "smooth_knn_distances"),
+    "sweep": ("sweep_runner", "sweep"),  # not a module named sweep: importing it would shadow this
     "umap_ab": ("umap_curve", "umap_ab"),
 }
 

@@ -145,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_idp import add_idp_parser
 
     add_idp_parser(sub)
+    from .cli_sweep import add_sweep_parser
+
+    add_sweep_parser(sub)
 
     m = sub.add_parser("methods", help="list the embedding methods",
                        description="List the registered methods, or describe one.")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-import os
 import warnings
 
 import numpy as np
 
 from ._logging import logger, verbose_logging
+from ._parallel import limit_threads, resolve_jobs, worker_threads
 
 
 def smallvis_rep(X, nrep: int = 10, keep_all: bool = False, *, n_jobs: int = 1, **kwargs):
@@ -42,7 +42,7 @@ def smallvis_rep(X, nrep: int = 10, keep_all: bool = False, *, n_jobs: int = 1, 
     if isinstance(nrep, bool) or int(nrep) != nrep or nrep < 1:
         raise ValueError(f"nrep must be a whole number >= 1; got {nrep!r}")
     nrep = int(nrep)
-    jobs = _resolve_jobs(n_jobs, nrep)
+    jobs = resolve_jobs(n_jobs, nrep)
     given = kwargs.get("Y_init")
     if given is not None and not (isinstance(given, str) and given.lower() == "rand"):
         warnings.warn("smallvis_rep always starts from Y_init='rand'; the Y_init given is ignored",
@@ -72,13 +72,6 @@ def smallvis_rep(X, nrep: int = 10, keep_all: bool = False, *, n_jobs: int = 1, 
         res.extras["all_costs"] = all_costs
         res.extras["best_rep"] = best
     return results
-
-
-def _resolve_jobs(n_jobs, nrep: int) -> int:
-    if isinstance(n_jobs, bool) or int(n_jobs) != n_jobs or n_jobs == 0 or n_jobs < -1:
-        raise ValueError(f"n_jobs must be a positive whole number or -1 (one per CPU); got {n_jobs!r}")
-    jobs = (os.cpu_count() or 1) if n_jobs == -1 else int(n_jobs)
-    return max(1, min(jobs, nrep))
 
 
 def _child_seeds(random_state, nrep: int) -> list:
@@ -112,7 +105,8 @@ def _run_all(X, kwargs: dict, seeds: list, jobs: int) -> list:
         raise ValueError(f"with n_jobs > 1 every argument must be picklable (e.g. no lambda "
                          f"epoch_callback): {err}") from None
     context = multiprocessing.get_context("spawn")  # safe with numba's threads in the parent
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=limit_threads,
+                             initargs=(worker_threads(jobs),)) as pool:
         futures = [pool.submit(_one_run, X, kwargs, seed, i, nrep) for i, seed in enumerate(seeds)]
         return [f.result() for f in futures]
 

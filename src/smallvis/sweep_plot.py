@@ -11,6 +11,7 @@ from .cli import METRIC_K, _atomic_write
 from .sweep_grid import Grid, _short
 
 MAX_COLUMNS = 6
+TITLE_WIDTH = 34  # characters per title line of a 2.5-inch panel
 
 
 def plot_sweep(path: Path, grid: Grid, runs, records: dict, runs_dir: Path, labels=None,
@@ -34,8 +35,8 @@ def plot_sweep(path: Path, grid: Grid, runs, records: dict, runs_dir: Path, labe
             panels.append(("", None))
             continue
         record = records.get(run.id) or {}
-        head = ", ".join(_label(key, value) for key, value in _settings(run).items()
-                         if key in varying) or run.method
+        head = _wrap([_label(key, value) for key, value in _settings(run).items()
+                      if key in varying]) or run.method
         Y = None
         if record.get("status") in ("ok", "diverged"):
             Y = np.load(runs_dir / f"{run.id}.npy")
@@ -69,6 +70,18 @@ def plot_sweep(path: Path, grid: Grid, runs, records: dict, runs_dir: Path, labe
     _atomic_write(path, lambda fh: fig.savefig(fh, format=path.suffix.lstrip(".") or "png", dpi=dpi,
                                                bbox_inches="tight", facecolor="white"), binary=True)
     return fig
+
+
+def _wrap(items: list, width: int = TITLE_WIDTH) -> str:
+    """``items`` joined by ", ", broken into lines of about ``width`` characters between items."""
+    lines = [""]
+    for item in items:
+        if lines[-1] and len(lines[-1]) + 2 + len(item) > width:
+            lines[-1] += ","
+            lines.append(item)
+        else:
+            lines[-1] += (", " if lines[-1] else "") + item
+    return "\n".join(lines)
 
 
 def _settings(run) -> dict:

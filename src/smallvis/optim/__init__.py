@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 from .._names import match_name
 from .base import Objective, StepResult
 from .adaptive import AdaDelta, AdaGrad, AdaMax, Adam, AMSGrad, Nadam, RMSprop
@@ -38,8 +40,10 @@ def build_optimizer(name: str, params: dict):
     cls = OPTIMIZERS[name]
     unknown = sorted(set(params) - set(cls.defaults))
     if unknown:
+        close = difflib.get_close_matches(str(unknown[0]), list(cls.defaults), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ValueError(
-            f"unknown parameter(s) {', '.join(map(repr, unknown))} for optimizer {name!r}; "
+            f"unknown parameter(s) {', '.join(map(repr, unknown))} for optimizer {name!r}{hint}; "
             f"valid: {', '.join(cls.defaults)}"
         )
     return cls(**{**cls.defaults, **params})

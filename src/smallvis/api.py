@@ -122,7 +122,10 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         Log calibration, choices and epoch costs to stderr.
     metric : {"euclidean", "precomputed"}
     engine : str or (str, dict)
-        How gradients are computed: ``"dense"`` (exact, NumPy) or ``"sgd"`` (the edge-sampling,
+        How gradients are computed: ``"dense"`` (exact, NumPy), ``"exact"`` (the same numbers from
+        fused numba kernels that visit each pair once, without n x n temporaries beyond P: for now
+        KL methods with symmetric P and a t, Gaussian or heavy-tailed kernel such as tsne, ssne,
+        hssne; other methods fall back to the dense evaluation) or ``"sgd"`` (the edge-sampling,
         negative-sampling SGD of LargeVis/UMAP/NCVis, for largevis, umap, tumap and ncvis; options
         ``negative_sample_rate``, ``repulsion_strength``, ``knn``). With ``sgd``, ``max_iter``
         counts epochs, ``opt`` and exaggeration do not apply and ``itercosts`` holds sampled

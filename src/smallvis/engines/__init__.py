@@ -6,10 +6,11 @@ from __future__ import annotations
 from .._logging import logger
 from .._names import match_name
 from .dense import DENSE_MATRICES, DenseEngine, available_memory, force_gradient
+from .exact import ExactEngine
 from .sgd import AUTO_SGD_N, SGDEngine
 
-ENGINES = {"dense": DenseEngine, "sgd": SGDEngine}
-PLANNED = ("exact", "bh", "fft")
+ENGINES = {"dense": DenseEngine, "exact": ExactEngine, "sgd": SGDEngine}
+PLANNED = ("bh", "fft")
 
 
 def _dense_fits(n: int) -> bool:
@@ -58,4 +59,4 @@ def resolve_engine(engine, method, n: int):
     return eng
 
 
-__all__ = ["ENGINES", "DenseEngine", "SGDEngine", "force_gradient", "resolve_engine"]
+__all__ = ["ENGINES", "DenseEngine", "ExactEngine", "SGDEngine", "force_gradient", "resolve_engine"]

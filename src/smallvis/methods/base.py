@@ -70,6 +70,21 @@ class StochasticPlan:
     options: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class FusedForm:
+    """What the fused exact engine needs from a method (``Method.fused_form``): KL(P || W/Z) with a
+    symmetric P, Q normalised over the whole matrix, and a plain symmetric output kernel.
+
+    ``kernel``: 0 Student-t ``1/(1 + d2)``, 1 Gaussian ``exp(-d2)``, 2 heavy-tailed
+    ``(alpha d2 + 1)^(-1/alpha)``; ``clamp_q``: Q is floored at ``eps`` (off the diagonal).
+    """
+
+    kernel: int
+    alpha: float = 1.0
+    clamp_q: bool = False
+    eps: float = EPS
+
+
 @dataclass
 class MethodState:
     """Per-run data of a method: P and anything derived from it, plus a cache keyed by exaggeration."""
@@ -149,6 +164,11 @@ class Method:
 
     def stochastic_plan(self) -> StochasticPlan | None:
         """How the SGD engine runs this method (None: it cannot)."""
+        return None
+
+    def fused_form(self, state: MethodState) -> FusedForm | None:
+        """How the fused exact engine evaluates this method without n x n temporaries (None: it
+        cannot, and that engine falls back to the dense evaluation)."""
         return None
 
     def prepare_sparse(self, data: InputData, *, knn_method: str = "auto",

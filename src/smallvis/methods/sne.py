@@ -18,7 +18,7 @@ from .._names import match_name
 from ..affinity import INPUT_KERNELS, SYMMETRIZE, AffinityRecipe
 from ..input.distances import squared_distances
 from ..kernels import Gaussian, HeavyTailed, OutputKernel, RowScaled, StudentT, Weighted
-from .base import EPS, Method, MethodSpec, check_range
+from .base import EPS, FusedForm, Method, MethodSpec, check_range
 from .divergences import KL, output_probabilities, plogp_constant
 
 
@@ -45,6 +45,24 @@ class KLEmbedding(Method):
         return self.divergence.terms(P, W, g, const, self.eps, clamp_q=kernel.clamp_q,
                                      symmetric=self.symmetric_p and kernel.symmetric,
                                      cost=cost, grad=grad)
+
+    def fused_form(self, state):
+        """The fused exact engine's description: plain KL embeddings only (not the bandwidth or
+        importance subclasses), symmetric P, matrix-normalised Q, a Student-t, Gaussian or
+        heavy-tailed output kernel."""
+        if type(self) is not KLEmbedding or type(self.divergence) is not KL:
+            return None
+        if not self.symmetric_p or self.divergence.normalisation != "matrix":
+            return None
+        kernel = self.output_kernel(state)
+        kind = type(kernel)
+        if kind is StudentT:
+            return FusedForm(0, clamp_q=kernel.clamp_q, eps=self.eps)
+        if kind is Gaussian:
+            return FusedForm(1, clamp_q=kernel.clamp_q, eps=self.eps)
+        if kind is HeavyTailed:
+            return FusedForm(2, alpha=kernel.alpha, clamp_q=kernel.clamp_q, eps=self.eps)
+        return None
 
     def export(self, state, name, Y):
         if name == "Q":

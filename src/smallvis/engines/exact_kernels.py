@@ -1,0 +1,280 @@
+"""Numba kernels of the fused exact engine (compiled on first use and cached on disk).
+
+KL(P || W/Z) with a symmetric P and a symmetric output kernel, evaluated pair by pair without any
+(n, n) temporary: every unordered pair ``i < j`` is visited once (upper triangle).
+
+Reproducible in parallel without locks, whatever the number of threads:
+
+- the rows are cut into a fixed number of chunks (``N_CHUNKS``, independent of the thread count) of
+  about equal numbers of pairs (row ``i`` has ``n - 1 - i`` of them);
+- a chunk writes only into its own slice of the accumulation buffers (the force on ``j`` from a pair
+  ``(i, j)`` goes to the chunk's buffer row ``j``);
+- the chunks' partial sums are then added in chunk order.
+
+Coordinates arrive transposed, ``Yt`` (k, n), so each inner loop runs over contiguous memory and
+vectorises for any output dimension k.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+# fast arithmetic, but NaN and inf keep their meaning and exp / log / log1p keep libm's accuracy (no
+# "afn"): the numbers match the dense engine's to a few ulps
+FAST = {"nsz", "arcp", "contract", "reassoc"}
+
+N_CHUNKS = 32
+
+T_KERNEL, GAUSSIAN_KERNEL, HEAVY_TAILED_KERNEL = 0, 1, 2
+
+
+def chunk_bounds(n: int, chunks: int = N_CHUNKS) -> np.ndarray:
+    """Row starts (``chunks + 1``, 0 to n) cutting the upper triangle into equal pair counts."""
+    r = np.arange(n + 1, dtype=np.int64)
+    before = r * (n - 1) - r * (r - 1) // 2  # pairs (i < j) in rows before r
+    targets = (np.arange(chunks + 1, dtype=np.float64) * before[-1] / chunks)
+    bounds = np.searchsorted(before, targets, side="left").astype(np.int64)
+    bounds[0], bounds[-1] = 0, n
+    return np.maximum.accumulate(bounds)
+
+
+@njit(cache=True, fastmath=FAST, error_model="numpy")
+def _row_d2(Yt, i, d2):
+    """``d2[j] = |y_i - y_j|^2`` for ``j > i``, written to ``d2[:n - i - 1]``.
+
+    The inner loops run from 0 over slices: with a non-negative index numba's wraparound check
+    folds away and LLVM vectorises them.
+    """
+    k, n = Yt.shape
+    m = n - i - 1
+    for j in range(m):
+        d2[j] = 0.0
+    for d in range(k):
+        yi = Yt[d, i]
+        yd = Yt[d, i + 1:]
+        for j in range(m):
+            diff = yi - yd[j]
+            d2[j] += diff * diff
+
+
+@njit(cache=True, fastmath=FAST, error_model="numpy")
+def _row_weight_sum(code, alpha, d2, m):
+    """Sum of the output weights ``w(d2[j])`` for ``j < m``."""
+    s = 0.0
+    if code == T_KERNEL:
+        for j in range(m):
+            s += 1.0 / (1.0 + d2[j])
+    elif code == GAUSSIAN_KERNEL:
+        for j in range(m):
+            s += math.exp(-d2[j])
+    else:
+        inv_alpha = 1.0 / alpha
+        for j in range(m):
+            s += math.exp(-math.log1p(alpha * d2[j]) * inv_alpha)
+    return s
+
+
+@njit(cache=True, fastmath=FAST, error_model="numpy")
+def _row_t2_weight_sum(Yt, i):
+    """Student-t weights of row ``i``'s pairs in two dimensions (fused: no distance row)."""
+    n = Yt.shape[1]
+    a, b = Yt[0, i], Yt[1, i]
+    y0, y1 = Yt[0, i + 1:], Yt[1, i + 1:]
+    s = 0.0
+    for j in range(n - i - 1):
+        dx = a - y0[j]
+        dy = b - y1[j]
+        s += 1.0 / (1.0 + (dx * dx + dy * dy))
+    return s
+
+
+@njit(cache=True, fastmath=FAST, error_model="numpy")
+def _row_t2_forces(Yt, i, prow, inv_z, four_f, clamp, eps, q, g0, g1):
+    """The 2-D Student-t row in one fused loop: ``q[j]``, and the pair forces subtracted from
+    ``g0[j], g1[j]`` (the points after ``i``); returns the force on ``i``."""
+    n = Yt.shape[1]
+    a, b = Yt[0, i], Yt[1, i]
+    y0, y1 = Yt[0, i + 1:], Yt[1, i + 1:]
+    s0 = 0.0
+    s1 = 0.0
+    for j in range(n - i - 1):
+        dx = a - y0[j]
+        dy = b - y1[j]
+        w = 1.0 / (1.0 + (dx * dx + dy * dy))
+        qj = w * inv_z
+        if clamp and qj < eps:
+            qj = eps
+        q[j] = qj
+        kk = (four_f * prow[j] - 4.0 * qj) * w
+        t0 = kk * dx
+        t1 = kk * dy
+        s0 += t0
+        s1 += t1
+        g0[j] -= t0
+        g1[j] -= t1
+    return s0, s1
+
+
+@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+def weight_total(Yt, code, alpha, bounds, scratch):
+    """``Z = sum_{i != j} w_ij`` (twice the upper triangle's sum); ``scratch`` is (chunks, n)."""
+    n = Yt.shape[1]
+    chunks = bounds.shape[0] - 1
+    part = np.zeros(chunks)
+    fast = Yt.shape[0] == 2 and code == T_KERNEL
+    for c in prange(chunks):
+        d2 = scratch[c]
+        s = 0.0
+        for i in range(bounds[c], bounds[c + 1]):
+            if fast:
+                s += _row_t2_weight_sum(Yt, i)
+            else:
+                _row_d2(Yt, i, d2)
+                s += _row_weight_sum(code, alpha, d2, n - i - 1)
+        part[c] = s
+    total = 0.0
+    for c in range(chunks):
+        total += part[c]
+    return 2.0 * total
+
+
+@njit(cache=True, fastmath=FAST, error_model="numpy")
+def _row_q_stiffness(code, alpha, clamp, eps, inv_z, four_f, prow, d2, q, kk, m, want_grad):
+    """``q[j] = w_ij / Z`` (floored at eps with ``clamp``) and, with ``want_grad``, the stiffness
+    ``kk[j] = 4 (f P_ij - q_ij) g_ij`` for ``j < m`` (``prow``, ``d2``: the pairs of one row)."""
+    if code == T_KERNEL:  # g = w
+        for j in range(m):
+            w = 1.0 / (1.0 + d2[j])
+            qj = w * inv_z
+            if clamp and qj < eps:
+                qj = eps
+            q[j] = qj
+            if want_grad:
+                kk[j] = (four_f * prow[j] - 4.0 * qj) * w
+    elif code == GAUSSIAN_KERNEL:  # g = 1
+        for j in range(m):
+            qj = math.exp(-d2[j]) * inv_z
+            if clamp and qj < eps:
+                qj = eps
+            q[j] = qj
+            if want_grad:
+                kk[j] = four_f * prow[j] - 4.0 * qj
+    else:  # g = 1 / (1 + alpha d2)
+        inv_alpha = 1.0 / alpha
+        for j in range(m):
+            ad2 = alpha * d2[j]
+            qj = math.exp(-math.log1p(ad2) * inv_alpha) * inv_z
+            if clamp and qj < eps:
+                qj = eps
+            q[j] = qj
+            if want_grad:
+                kk[j] = (four_f * prow[j] - 4.0 * qj) / (1.0 + ad2)
+
+
+@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+def kl_terms(P, Yt, f, code, alpha, clamp, eps, Z, bounds, want_cost, want_grad,
+             d2_scratch, q_scratch, k_scratch, gbuf, cbuf, G, cross):
+    """Per-pair pass: ``G`` (n, k) = the gradient ``sum_j 4 (f P_ij - q_ij) g_ij (y_i - y_j)`` and
+    ``cross`` (n,) = ``sum_j xlogy(f P_ij, q_ij)`` (P symmetric: row sums are column sums).
+
+    Scratch: ``*_scratch`` (chunks, n); ``gbuf`` (chunks, k, n) and ``cbuf`` (chunks, n) hold each
+    chunk's partial sums.
+    """
+    k, n = Yt.shape
+    chunks = bounds.shape[0] - 1
+    inv_z = 1.0 / Z
+    four_f = 4.0 * f
+    fast = want_grad and k == 2 and code == T_KERNEL  # the common case, fused
+    for c in prange(chunks):
+        lo, hi = bounds[c], bounds[c + 1]
+        d2, q, kk = d2_scratch[c], q_scratch[c], k_scratch[c]
+        if want_grad:
+            for d in range(k):
+                gbuf[c, d, lo:] = 0.0
+        if want_cost:
+            cbuf[c, lo:] = 0.0
+        for i in range(lo, hi):
+            m = n - i - 1
+            prow = P[i, i + 1:]
+            if fast:
+                s0, s1 = _row_t2_forces(Yt, i, prow, inv_z, four_f, clamp, eps, q,
+                                        gbuf[c, 0, i + 1:], gbuf[c, 1, i + 1:])
+                gbuf[c, 0, i] += s0
+                gbuf[c, 1, i] += s1
+            else:
+                _row_d2(Yt, i, d2)
+                _row_q_stiffness(code, alpha, clamp, eps, inv_z, four_f, prow, d2, q, kk, m,
+                                 want_grad)
+            if want_grad and not fast:
+                for d in range(k):
+                    yi = Yt[d, i]
+                    yd = Yt[d, i + 1:]
+                    gb = gbuf[c, d, i + 1:]
+                    acc = 0.0
+                    for j in range(m):
+                        t = kk[j] * (yi - yd[j])
+                        acc += t
+                        gb[j] -= t
+                    gbuf[c, d, i] += acc
+            if want_cost:
+                cb = cbuf[c, i + 1:]
+                acc = 0.0
+                for j in range(m):
+                    p = f * prow[j]
+                    qj = q[j]
+                    if p != 0.0 or qj != qj:  # xlogy(0, q) = 0 (NaN stays NaN)
+                        v = p * math.log(qj)
+                        acc += v
+                        cb[j] += v
+                cbuf[c, i] += acc
+    # add the chunks' partial sums in chunk order (a chunk only wrote rows >= its first row)
+    for i in prange(n):
+        if want_grad:
+            for d in range(k):
+                s = 0.0
+                for c in range(chunks):
+                    if bounds[c] <= i:
+                        s += gbuf[c, d, i]
+                G[i, d] = s
+        if want_cost:
+            s = 0.0
+            for c in range(chunks):
+                if bounds[c] <= i:
+                    s += cbuf[c, i]
+            cross[i] = s
+
+
+@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+def plogp_rows(P, f, eps):
+    """Row sums of ``Pc log Pc`` with ``Pc = max(f P, eps)`` (column sums, P being symmetric)."""
+    n = P.shape[0]
+    out = np.empty(n)
+    for i in prange(n):
+        row = P[i]
+        s = 0.0
+        for j in range(n):
+            pc = f * row[j]
+            if pc < eps:
+                pc = eps
+            s += pc * math.log(pc)
+        out[i] = s
+    return out
+
+
+@njit(parallel=True, cache=True)
+def is_symmetric(P):
+    """True when ``P[i, j] == P[j, i]`` for every pair (bitwise: NaN is never symmetric)."""
+    n = P.shape[0]
+    bad = np.zeros(n, dtype=np.bool_)
+    for i in prange(n):
+        for j in range(i + 1, n):
+            if not P[i, j] == P[j, i]:
+                bad[i] = True
+                break
+    for i in range(n):
+        if bad[i]:
+            return False
+    return True

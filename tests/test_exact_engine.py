@@ -1,0 +1,191 @@
+"""The fused exact engine: the dense engine's numbers, pair by pair, without n x n temporaries."""
+
+import logging
+
+import numpy as np
+import pytest
+
+from smallvis import smallvis
+from smallvis.engines import DenseEngine, ExactEngine, resolve_engine
+from smallvis.engines.exact import check_exact_memory
+from smallvis.engines.exact_kernels import chunk_bounds
+from smallvis.input.data import InputData
+from smallvis.methods import build_method
+from smallvis.methods.base import MethodState
+
+FUSED = [("tsne", {}), ("ssne", {}), ("hssne", {"alpha": 0.5}), ("hssne", {"alpha": 2.0}),
+         ("tsne", {"inp_kernel": "knn"})]
+
+
+@pytest.fixture(scope="module")
+def X60():
+    return np.random.default_rng(7).normal(size=(60, 5))
+
+
+def _prepared(X, spec):
+    method = build_method(spec, perplexity=10)
+    return method, method.prepare(InputData(X))
+
+
+def _Y(method, k, seed=3):
+    # Gaussian output weights need small distances, or every Q sits on the eps floor
+    scale = 0.3 if method.fused_form(MethodState()).kernel == 1 else 2.0
+    return np.random.default_rng(seed + k).normal(scale=scale, size=(60, k))
+
+
+def assert_same(a, b, rtol=1e-10):
+    (ca, Ga), (cb, Gb) = a, b
+    np.testing.assert_allclose(cb, ca, rtol=rtol, atol=1e-14 * np.abs(ca).max())
+    np.testing.assert_allclose(Gb, Ga, rtol=rtol, atol=1e-12 * np.abs(Ga).max())
+
+
+@pytest.mark.parametrize("exaggeration", [1.0, 4.0])
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("name, params", FUSED, ids=lambda v: str(v) if v else "")
+def test_matches_the_dense_engine(X60, name, params, k, exaggeration):
+    method, state = _prepared(X60, (name, params))
+    assert method.fused_form(state) is not None
+    Y = _Y(method, k)
+    dense = DenseEngine().evaluate(method, state, Y, exaggeration)
+    exact = ExactEngine().evaluate(method, state, Y, exaggeration)
+    assert exact[0].shape == (60,) and exact[1].shape == (60, k)
+    assert_same(dense, exact)
+
+
+@pytest.mark.parametrize("name, params", FUSED[:3], ids=lambda v: str(v) if v else "")
+def test_cost_and_gradient_flags(X60, name, params):
+    method, state = _prepared(X60, (name, params))
+    Y = _Y(method, 2)
+    eng = ExactEngine()
+    cost, G = eng.evaluate(method, state, Y, 2.0)
+    c_only = eng.evaluate(method, state, Y, 2.0, grad=False)
+    g_only = eng.evaluate(method, state, Y, 2.0, cost=False)
+    assert c_only[1] is None and g_only[0] is None
+    np.testing.assert_allclose(c_only[0], cost, rtol=1e-12)
+    np.testing.assert_allclose(g_only[1], G, rtol=1e-12)
+    assert eng.evaluate(method, state, Y, cost=False, grad=False) == (None, None)
+
+
+def test_clamped_q_matches_dense_far_apart(X60):
+    """Gaussian weights that underflow: Q floored at eps, as the dense engine does."""
+    method, state = _prepared(X60, "ssne")
+    Y = np.random.default_rng(0).normal(scale=20.0, size=(60, 2))
+    assert_same(DenseEngine().evaluate(method, state, Y), ExactEngine().evaluate(method, state, Y))
+
+
+@pytest.mark.parametrize("spec", ["tsne", "ssne"])
+def test_does_not_depend_on_the_number_of_threads(X60, spec):
+    import numba
+
+    method, state = _prepared(X60, spec)
+    rng = np.random.default_rng(1)
+    Y = rng.normal(scale=0.3, size=(60, 2))
+    Y3 = rng.normal(scale=0.3, size=(60, 3))
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = [ExactEngine().evaluate(method, state, y, 4.0) for y in (Y, Y3)]
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        many = [ExactEngine().evaluate(method, state, y, 4.0) for y in (Y, Y3)]
+    finally:
+        numba.set_num_threads(before)
+    for (c1, G1), (c2, G2) in zip(one, many):
+        np.testing.assert_array_equal(c1, c2)
+        np.testing.assert_array_equal(G1, G2)
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 33, 100, 1001])
+def test_chunks_cover_every_row_with_balanced_pairs(n):
+    b = chunk_bounds(n)
+    assert b[0] == 0 and b[-1] == n and np.all(np.diff(b) >= 0)
+    pairs = [sum(n - 1 - i for i in range(lo, hi)) for lo, hi in zip(b[:-1], b[1:])]
+    assert sum(pairs) == n * (n - 1) // 2
+    if n > 100:
+        assert max(pairs) <= n * (n - 1) // 2 / (len(b) - 1) + n
+
+
+@pytest.mark.parametrize("spec", ["asne", "tasne", "umap", "mmds", "btsne", "wtsne", "bhssne",
+                                  "trmsne", "gsne"])
+def test_methods_without_a_fused_form_fall_back_to_dense(X60, spec, caplog):
+    method, state = _prepared(X60, spec)
+    assert method.fused_form(state) is None
+    Y = np.random.default_rng(5).normal(scale=0.3, size=(60, 2))
+    dense = DenseEngine().evaluate(method, state, Y)
+    eng = ExactEngine()
+    with caplog.at_level(logging.INFO, logger="smallvis"):
+        exact = eng.evaluate(method, state, Y)
+        eng.evaluate(method, state, Y)
+    assert caplog.text.count("evaluated by the dense engine") == 1
+    for a, b in zip(dense, exact):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_fused_forms():
+    state = MethodState()
+    assert build_method("tsne").fused_form(state).kernel == 0
+    ssne = build_method("ssne").fused_form(state)
+    assert ssne.kernel == 1 and ssne.clamp_q
+    hssne = build_method(("hssne", {"alpha": 2.0})).fused_form(state)
+    assert hssne.kernel == 2 and hssne.alpha == 2.0 and not hssne.clamp_q
+    assert build_method("skdtsne").fused_form(state) is not None
+    assert build_method(("tsne", {"symmetrize": "none"})).fused_form(state) is None
+
+
+def test_asymmetric_p_falls_back_to_dense(caplog):
+    rng = np.random.default_rng(2)
+    P = rng.random((20, 20))
+    np.fill_diagonal(P, 0.0)
+    P /= P.sum()
+    method, Y = build_method("tsne"), rng.normal(size=(20, 2))
+    with caplog.at_level(logging.INFO, logger="smallvis"):
+        exact = ExactEngine().evaluate(method, MethodState(P=P), Y)
+    assert "not exactly symmetric" in caplog.text
+    dense = DenseEngine().evaluate(method, MethodState(P=P), Y)
+    for a, b in zip(dense, exact):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_end_to_end_matches_the_dense_run(iris10, iris10_Y):
+    dense = smallvis(iris10, Y_init=iris10_Y, perplexity=5, ret_extra=True)
+    exact = smallvis(iris10, Y_init=iris10_Y, perplexity=5, engine="exact", ret_extra=True)
+    np.testing.assert_allclose(exact.Y, dense.Y, rtol=1e-9, atol=1e-9)
+    assert list(exact.itercosts) == list(dense.itercosts)
+    np.testing.assert_allclose(list(exact.itercosts.values()), list(dense.itercosts.values()),
+                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(exact.costs, dense.costs, rtol=1e-9, atol=1e-12)
+    # the original's published numbers (tests/test_parity.py)
+    np.testing.assert_allclose(list(exact.itercosts.values()),
+                               [0.3087, 0.04999, 0.04132, 0.04129, 0.04129], atol=1e-4)
+
+
+def test_end_to_end_with_a_fallback_method(iris10, iris10_Y):
+    dense = smallvis(iris10, Y_init=iris10_Y, method="asne", perplexity=5, eta=0.1, max_iter=50)
+    exact = smallvis(iris10, Y_init=iris10_Y, method="asne", perplexity=5, eta=0.1, max_iter=50,
+                     engine="exact")
+    np.testing.assert_array_equal(exact, dense)
+
+
+def test_engine_registry():
+    method = build_method("tsne")
+    assert resolve_engine("exact", method, 100).name == "exact"
+    assert resolve_engine("auto", method, 100).name == "dense"
+    with pytest.raises(ValueError, match="engine 'bh' is not available in this version"):
+        resolve_engine("bh", method, 100)
+    with pytest.raises(ValueError, match="unknown option.*engine 'exact'; it takes none"):
+        resolve_engine(("exact", {"theta": 0.5}), method, 100)
+
+
+def test_memory_refused_before_allocation(iris10, monkeypatch):
+    with pytest.raises(MemoryError, match=r"exact engine needs about \d+ GiB for 200000 points"):
+        check_exact_memory(200_000, budget=24 * 2**30)
+    check_exact_memory(30_000, budget=24 * 2**30)  # P fits where dense's 8 matrices would not
+    from smallvis.engines.dense import check_dense_memory
+
+    with pytest.raises(MemoryError):
+        check_dense_memory(30_000, budget=24 * 2**30)
+
+    import smallvis.engines.exact as exact_module
+
+    monkeypatch.setattr(exact_module, "available_memory", lambda: 100)
+    with pytest.raises(MemoryError, match="exact engine needs about"):
+        smallvis(iris10, perplexity=5, engine="exact", max_iter=1)

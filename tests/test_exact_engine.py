@@ -184,8 +184,8 @@ def test_memory_refused_before_allocation(iris10, monkeypatch):
     with pytest.raises(MemoryError):
         check_dense_memory(30_000, budget=24 * 2**30)
 
-    import smallvis.engines.exact as exact_module
+    import smallvis.engines.dense as dense_module
 
-    monkeypatch.setattr(exact_module, "available_memory", lambda: 100)
+    monkeypatch.setattr(dense_module, "available_memory", lambda: 100)
     with pytest.raises(MemoryError, match="exact engine needs about"):
         smallvis(iris10, perplexity=5, engine="exact", max_iter=1)

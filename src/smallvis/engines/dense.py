@@ -27,17 +27,24 @@ def available_memory() -> int | None:
         return None
 
 
-def check_dense_memory(n: int, budget: int | None = None) -> None:
-    """Refuse, before allocating anything, a dense run that cannot fit in memory."""
-    need = DENSE_MATRICES * 8 * n * n
+def check_memory(n: int, matrices: int, engine: str, budget: int | None = None) -> None:
+    """Refuse, before allocating anything, a run whose ``matrices`` (n, n) float64 arrays cannot fit
+    in memory."""
+    need = matrices * 8 * n * n
     budget = available_memory() if budget is None else budget
     if budget is not None and need > 0.8 * budget:
+        what = "P, an n x n float64 matrix" if matrices == 1 else \
+            f"{matrices} n x n float64 matrices"
         raise MemoryError(
-            f"the exact dense engine needs about {need / 2**30:.0f} GiB for {n} points "
-            f"({DENSE_MATRICES} n x n float64 matrices) but this machine has "
-            f"{budget / 2**30:.0f} GiB: use fewer points (e.g. a random sample), or a sparse kernel "
-            f"with an approximate engine when available"
+            f"the {engine} engine needs about {need / 2**30:.0f} GiB for {n} points ({what}) but "
+            f"this machine has {budget / 2**30:.0f} GiB: use fewer points (e.g. a random sample), "
+            f"or a sparse kernel with an approximate engine when available"
         )
+
+
+def check_dense_memory(n: int, budget: int | None = None) -> None:
+    """Refuse, before allocating anything, a dense run that cannot fit in memory."""
+    check_memory(n, DENSE_MATRICES, "exact dense", budget)
 
 
 class DenseEngine:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._logging import logger
-from .dense import DenseEngine, available_memory, check_dense_memory
+from .dense import DenseEngine, check_dense_memory, check_memory
 
 # (n, n) float64 matrices the fused evaluation keeps alive: P only
 EXACT_MATRICES = 1
@@ -22,14 +22,7 @@ _PLAN_KEY = "_exact_engine_plan"
 
 def check_exact_memory(n: int, budget: int | None = None) -> None:
     """Refuse, before allocating anything, a run whose P alone cannot fit in memory."""
-    need = EXACT_MATRICES * 8 * n * n
-    budget = available_memory() if budget is None else budget
-    if budget is not None and need > 0.8 * budget:
-        raise MemoryError(
-            f"the exact engine needs about {need / 2**30:.0f} GiB for {n} points (P, an n x n "
-            f"float64 matrix) but this machine has {budget / 2**30:.0f} GiB: use fewer points "
-            f"(e.g. a random sample), or a sparse kernel with an approximate engine when available"
-        )
+    check_memory(n, EXACT_MATRICES, "exact", budget)
 
 
 class ExactEngine:

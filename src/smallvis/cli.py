@@ -20,10 +20,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 import os
 import sys
-import tempfile
 import textwrap
 import traceback
 import warnings
@@ -31,10 +29,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ._files import atomic_write, jsonable
 from ._version import __version__
+from .metrics import METRIC_K, compute_metrics
 
 PROG = "smallvis"
-METRIC_K = 15
 DATA_EXTENSIONS = (".csv", ".tsv", ".txt", ".dat", ".npy", ".gz", ".bz2", ".xz")
 _NOT_PARAMETERS = ("X", "epoch_callback", "ret_extra", "verbose", "progress")
 
@@ -383,25 +382,10 @@ def _cmd_embed(args) -> int:
     if out is not None:
         record = _record(args, kwargs, data, seed, res)
         write_coordinates(out, res.Y, data.labels, data.label_name)
-        _atomic_write(sidecar, lambda fh: fh.write(json.dumps(record, indent=1) + "\n"))
+        atomic_write(sidecar, lambda fh: fh.write(json.dumps(record, indent=1) + "\n"))
     if not args.quiet:
         _report(args, data, res, seed, out, sidecar)
     return 0
-
-
-def compute_metrics(X, Y, k: int = METRIC_K) -> dict:
-    """kNN preservation (and trustworthiness where affordable) at ``k``; skipped when n is too small."""
-    from .metrics import TRUSTWORTHINESS_MAX_N, knn_preservation, trustworthiness
-
-    n = len(Y)
-    out = {"k": k}
-    if k >= n:
-        logging.getLogger("smallvis").warning("metrics skipped: need more than %d points", k)
-        return out
-    out["knn_preservation"] = knn_preservation(X, Y, k)
-    if k < n / 2 and n <= TRUSTWORTHINESS_MAX_N:
-        out["trustworthiness"] = trustworthiness(X, Y, k)
-    return out
 
 
 def method_name(method) -> str:
@@ -427,29 +411,14 @@ def write_coordinates(path: Path, Y, labels=None, label_name=None) -> None:
     import numpy as np
 
     if path.suffix.lower() == ".npy":
-        _atomic_write(path, lambda fh: np.save(fh, np.asarray(Y)), binary=True)
+        atomic_write(path, lambda fh: np.save(fh, np.asarray(Y)), binary=True)
         return
     import pandas as pd
 
     frame = pd.DataFrame(np.asarray(Y), columns=[f"Y{j + 1}" for j in range(Y.shape[1])])
     if labels is not None:
         frame[label_name or "label"] = labels
-    _atomic_write(path, lambda fh: frame.to_csv(fh, index=False, lineterminator="\n"))
-
-
-def _atomic_write(path: Path, write, binary: bool = False) -> None:
-    """Write through a temporary file in the same folder, then ``os.replace`` it onto ``path``."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"newline": ""})) as fh:
-            write(fh)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda fh: frame.to_csv(fh, index=False, lineterminator="\n"))
 
 
 def _record(args, kwargs, data, seed, res) -> dict:
@@ -470,7 +439,7 @@ def _record(args, kwargs, data, seed, res) -> dict:
         result.pop(bulky, None)
     result["method_name"] = method_name(res.method)
     result["final_cost"] = res.cost
-    return _jsonable({
+    return jsonable({
         "smallvis_version": __version__,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "command": [PROG, *args.argv],
@@ -481,25 +450,6 @@ def _record(args, kwargs, data, seed, res) -> dict:
         "metrics": res.metrics,
         "outputs": {"coordinates": args.out, "plot": args.plot},
     })
-
-
-def _jsonable(value):
-    """Plain JSON data: numpy scalars/arrays to Python, tuples to lists, non-finite floats to None."""
-    import numpy as np
-
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        return _jsonable(value.item())
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    return str(value)
 
 
 def _report(args, data, res, seed, out, sidecar) -> None:

@@ -8,7 +8,8 @@ import logging
 import math
 from pathlib import Path
 
-from .cli import _Input, _atomic_write, _load_input
+from ._files import atomic_write
+from .cli import _Input, _load_input
 
 
 def add_idp_parser(sub) -> None:
@@ -122,7 +123,7 @@ def run_idp(args) -> int:
         plot_dimensionality(res, args.plot, title=f"{name}: intrinsic dimensionality")
     frame = res.to_frame()
     if out is not None:
-        _atomic_write(out, lambda fh: frame.to_csv(fh, index=False, lineterminator="\n"))
+        atomic_write(out, lambda fh: frame.to_csv(fh, index=False, lineterminator="\n"))
     if data.dropped and args.labels is None:
         names = ", ".join(map(repr, data.dropped))
         print(f"note: non-numeric column(s) {names} not used; --labels {data.dropped[0]} "

@@ -16,7 +16,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .cli import METRIC_K, _load_input
+from .cli import _load_input
+from .metrics import METRIC_K
 
 
 EXAMPLE = """\

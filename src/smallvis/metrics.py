@@ -3,6 +3,7 @@
 - :func:`knn_preservation` — mean neighbour preservation ``mnp@k`` as in the original's docs: the mean
   over points of the fraction of each point's ``k`` nearest input neighbours that are also among its
   ``k`` nearest output neighbours (1 = every neighbourhood kept).
+- :func:`compute_metrics` — both at one ``k``, as the command line and sweeps report them.
 - :func:`trustworthiness` — Venna & Kaski's trustworthiness (scikit-learn's implementation): penalises
   output neighbours that are far away in the input (1 = no intrusions).
 """
@@ -10,6 +11,8 @@
 from __future__ import annotations
 
 import numpy as np
+
+from ._logging import logger
 
 TRUSTWORTHINESS_MAX_N = 5000  # sklearn's version holds n x n distance matrices
 
@@ -71,3 +74,20 @@ def trustworthiness(X, Y, k: int = 15) -> float:
     from sklearn.manifold import trustworthiness as _tw
 
     return float(_tw(X, Y, n_neighbors=k))
+
+
+# the neighbourhood size of the metrics the command line and sweeps report
+METRIC_K = 15
+
+
+def compute_metrics(X, Y, k: int = METRIC_K) -> dict:
+    """kNN preservation (and trustworthiness where affordable) at ``k``; skipped when n is too small."""
+    n = len(Y)
+    out = {"k": k}
+    if k >= n:
+        logger.warning("metrics skipped: need more than %d points", k)
+        return out
+    out["knn_preservation"] = knn_preservation(X, Y, k)
+    if k < n / 2 and n <= TRUSTWORTHINESS_MAX_N:
+        out["trustworthiness"] = trustworthiness(X, Y, k)
+    return out

@@ -14,8 +14,8 @@ import time
 import numpy as np
 
 from ._parallel import limit_threads, worker_threads
-from .cli import METRIC_K, compute_metrics
 from .driver import EXPLODING
+from .metrics import METRIC_K, compute_metrics
 
 
 def run_spec(run) -> dict:

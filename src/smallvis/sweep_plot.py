@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .cli import METRIC_K, _atomic_write
+from ._files import atomic_write
+from .metrics import METRIC_K
 from .sweep_grid import Grid, _short
 
 MAX_COLUMNS = 6
@@ -67,7 +68,7 @@ def plot_sweep(path: Path, grid: Grid, runs, records: dict, runs_dir: Path, labe
         if label_name:
             bar.set_ylabel(label_name, fontsize=8)
     fig.suptitle(_caption(grid, runs, varying, subject), fontsize=10)
-    _atomic_write(path, lambda fh: fig.savefig(fh, format=path.suffix.lstrip(".") or "png", dpi=dpi,
+    atomic_write(path, lambda fh: fig.savefig(fh, format=path.suffix.lstrip(".") or "png", dpi=dpi,
                                                bbox_inches="tight", facecolor="white"), binary=True)
     return fig
 

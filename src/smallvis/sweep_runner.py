@@ -18,16 +18,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
+from ._files import atomic_write, jsonable
 from ._logging import logger, verbose_logging
 from ._parallel import resolve_jobs
 from ._version import __version__
-from .cli import METRIC_K, _atomic_write, _jsonable
+from .metrics import METRIC_K
 from .sweep_exec import address, connect, run_dask, run_one, run_pool, run_spec
 from .sweep_grid import Grid, Run, load_grid
 
@@ -231,21 +231,21 @@ def _load_finished(runs_dir: Path, run_id: str, fingerprint: dict) -> dict | Non
 
 
 def _write_json(path: Path, value) -> None:
-    _atomic_write(path, lambda fh: fh.write(json.dumps(_jsonable(value), indent=1) + "\n"))
+    atomic_write(path, lambda fh: fh.write(json.dumps(jsonable(value), indent=1) + "\n"))
 
 
 def _save_run(runs_dir: Path, run: Run, outcome: dict, fingerprint: dict) -> dict:
     """Write ``<id>.npy`` (when it succeeded), then ``<id>.json``; return the record."""
     Y = outcome.pop("Y", None)
     if Y is not None:
-        _atomic_write(runs_dir / f"{run.id}.npy", lambda fh: np.save(fh, Y), binary=True)
+        atomic_write(runs_dir / f"{run.id}.npy", lambda fh: np.save(fh, Y), binary=True)
     first = {k: outcome.pop(k, None) for k in ("status", "error")}
     last = {k: outcome.pop(k) for k in ("result", "itercosts") if k in outcome}
     record = {"id": run.id, "hash": run.hash, **first, "settings": run.settings(),
               "swept": run.columns, **outcome, "input": fingerprint,
               "smallvis_version": __version__,
               "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), **last}
-    record = _jsonable(record)
+    record = jsonable(record)
     _write_json(runs_dir / f"{run.id}.json", record)
     return record
 
@@ -263,7 +263,7 @@ def _row(run: Run, record: dict | None) -> dict:
 
 
 def _cell(value):
-    return json.dumps(_jsonable(value)) if isinstance(value, (list, tuple, dict)) else value
+    return json.dumps(jsonable(value)) if isinstance(value, (list, tuple, dict)) else value
 
 
 def _table(runs, records):
@@ -282,7 +282,7 @@ def _table(runs, records):
 
 def _write_table(path: Path, runs, records) -> None:
     frame = _table(runs, records)
-    _atomic_write(path, lambda fh: frame.to_csv(fh, index=False, lineterminator="\n"))
+    atomic_write(path, lambda fh: frame.to_csv(fh, index=False, lineterminator="\n"))
 
 
 def _progress_line(run: Run, record: dict, done: int, total: int) -> str:

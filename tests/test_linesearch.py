@@ -264,12 +264,14 @@ def test_specd_and_bfgs_keep_descending_on_iris(iris):
 
 @pytest.mark.parametrize("opt, message", [
     (("l-bfgs", {"memroy": 3}), r"unknown parameter.*'memroy'.*optimizer 'l-bfgs'.*memory"),
-    (("l-bfgs", {"memory": 0}), r"memory must be a whole number >= 1"),
+    (("l-bfgs", {"memory": 0}), r"l-bfgs: memory must be a whole number >= 1"),
     (("cg", {"cg_update": "XX"}), r"unknown cg_update 'XX'"),
     (("sd", {"c2": 1e-5}), r"0 < c1 < c2 < 1"),
     (("bfgs", {"c1": -1}), r"bfgs: c1 must be positive"),
     (("l-bfgs", {"grad_tol": "small"}), r"l-bfgs: grad_tol must be a finite number >= 0"),
     (("l-bfgs", {"approx_hess": "yes"}), r"l-bfgs: approx_hess must be True or False"),
+    (("cg", {"ls_max_fn": 0}), r"cg: ls_max_fn must be a whole number >= 1"),
+    (("cg", {"ls_max_fn": 2.5}), r"cg: ls_max_fn must be a whole number >= 1"),
     ("lbgfs", r"unknown optimizer 'lbgfs'.*Did you mean 'l-bfgs'"),
 ])
 def test_bad_options(opt, message, iris10):

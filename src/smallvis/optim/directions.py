@@ -23,7 +23,7 @@ def _curvature_ok(y, s) -> bool:
     return bool(np.isfinite(ys) and np.isfinite(ny_ns) and ys > 1e-8 * ny_ns)
 
 
-class SteepestDescent:
+class SteepestDescentDirection:
     name = "sd"
 
     def direction(self, g, g_old, s_old, p_old):

@@ -16,8 +16,8 @@ import numpy as np
 
 from ._common import flag, nonnegative, positive
 from .base import StepResult
-from .directions import (BFGS, LBFGS, ConjugateGradient, SpectralDirection, SteepestDescent,
-                         spectral_hessian)
+from .directions import (BFGS, LBFGS, ConjugateGradient, SpectralDirection,
+                         SteepestDescentDirection, spectral_hessian)
 from .linesearch import EPS, Point, more_thuente
 
 # convergence tests: all off unless given (rel_tol follows abs_tol when only abs_tol is given)
@@ -40,7 +40,7 @@ class LineSearchOptimizer:
         if not self.c1 < self.c2 < 1:
             raise ValueError(f"{self.name}: the line search needs 0 < c1 < c2 < 1; "
                              f"got c1 = {self.c1:g}, c2 = {self.c2:g}")
-        self.ls_max_fn = int(positive(self.name, "ls_max_fn", params["ls_max_fn"]))
+        self.ls_max_fn = _count(self.name, "ls_max_fn", params["ls_max_fn"])
         tol = {name: params[name] for name in TOLERANCES}
         for name, value in tol.items():
             if value is not None:
@@ -165,6 +165,17 @@ class LineSearchOptimizer:
         return False
 
 
+def _count(opt: str, name: str, value) -> int:
+    """A whole number >= 1 (a memory size, an evaluation budget)."""
+    try:
+        ok = not isinstance(value, bool) and int(value) == value and value >= 1
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{opt}: {name} must be a whole number >= 1; got {value!r}")
+    return int(value)
+
+
 def _affinities(objective, opt: str) -> np.ndarray:
     """P as the cost sees it now (exaggerated during early exaggeration), dense."""
     P = objective.state.P
@@ -186,7 +197,7 @@ class SteepestDescentLS(LineSearchOptimizer):
     try_newton_step = False
 
     def make_direction(self, objective, n, k):
-        return SteepestDescent()
+        return SteepestDescentDirection()
 
 
 class ConjugateGradientLS(LineSearchOptimizer):
@@ -210,9 +221,7 @@ class LBFGSLS(LineSearchOptimizer):
     defaults = dict(COMMON, c2=0.9, memory=5, scale_hess=True, approx_hess=False)
 
     def __init__(self, **params):
-        memory = params["memory"]
-        if isinstance(memory, bool) or int(memory) != memory or memory < 1:
-            raise ValueError(f"l-bfgs: memory must be a whole number >= 1; got {memory!r}")
+        _count(self.name, "memory", params["memory"])
         super().__init__(**params)
 
     def make_direction(self, objective, n, k):

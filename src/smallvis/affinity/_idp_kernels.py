@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import math
 
-from numba import njit, prange
+from numba import prange
+
+from .._jit import njit
 
 
 @njit(parallel=True, cache=True)

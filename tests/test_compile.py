@@ -1,0 +1,69 @@
+"""Compilation: nothing compiles at import, kernels are cached on disk, and a read-only cache folder
+falls back to in-memory compilation instead of failing."""
+
+import os
+import pathlib
+import subprocess
+import sys
+import zipfile
+
+import smallvis
+
+SRC = pathlib.Path(smallvis.__file__).parent
+
+
+def _run(code, env=None, cwd=None):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, cwd=cwd, timeout=300)
+
+
+HEAVY = "('numba', 'scipy', 'sklearn', 'matplotlib', 'pandas', 'pynndescent')"
+
+
+def test_import_loads_no_heavy_dependency():
+    out = _run(f"import sys, smallvis\nprint(sorted(m for m in {HEAVY} if m in sys.modules))")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_nothing_compiles_before_a_run():
+    out = _run("import sys, smallvis, smallvis.api, smallvis.engines, smallvis.methods\n"
+               "print('numba' in sys.modules)")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+def test_every_kernel_goes_through_the_cache_fallback():
+    offenders = [str(p.relative_to(SRC)) for p in SRC.rglob("*.py") if p.name != "_jit.py"
+                 and ("from numba import njit" in p.read_text() or "numba.njit(" in p.read_text())]
+    assert offenders == []
+
+
+def test_an_unwritable_cache_compiles_in_memory(tmp_path):
+    # a module imported from a zip file has no writable in-tree cache; the other cache folders are
+    # pointed at a path that cannot be created, even by root
+    source = ("import logging, sys\n"
+              "logging.basicConfig(stream=sys.stderr, level=logging.INFO)\n"
+              "from smallvis._jit import njit\n"
+              "@njit(cache=True, fastmath=True)\n"
+              "def plus_one(x):\n"
+              "    return x + 1\n")
+    archive = tmp_path / "kernels.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("zipped_kernels.py", source)
+    nowhere = "/proc/smallvis-no-such-folder"
+    out = _run("import zipped_kernels; print(zipped_kernels.plus_one(41))",
+               env={"PYTHONPATH": f"{archive}{os.pathsep}{SRC.parent}", "NUMBA_CACHE_DIR": nowhere,
+                    "HOME": nowhere, "XDG_CACHE_HOME": nowhere}, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "42"
+    assert "numba cannot cache plus_one" in out.stderr and "NUMBA_CACHE_DIR" in out.stderr
+
+
+def test_a_writable_cache_is_used(tmp_path):
+    (tmp_path / "cached_kernels.py").write_text(
+        "from smallvis._jit import njit\n@njit(cache=True)\ndef twice(x):\n    return 2 * x\n")
+    code = "import cached_kernels; print(cached_kernels.twice(21))"
+    env = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{SRC.parent}"}
+    assert _run(code, env=env, cwd=tmp_path).stdout.strip() == "42"
+    assert list((tmp_path / "__pycache__").glob("cached_kernels.twice-*.nbi"))

@@ -2,22 +2,31 @@
 
 The input kernels live in one registry (``INPUT_KERNELS``); a method names one in its affinity recipe.
 Each kernel returns un-normalised affinities ``V`` (n, n, zero diagonal) plus whatever diagnostics it
-has (``beta``, ``dint``); :func:`input_affinities` then applies the method's scaling and collects extras.
+has (``beta``, ``dint``); :func:`input_affinities` then applies the method's scaling (in place, so
+that P is the only (n, n) array left) and collects extras. The Gaussian kernels calibrate in row
+blocks without a distance matrix (:mod:`.blocked`); ``nngaussian`` restricts each point to its
+``3U`` nearest neighbours (:mod:`.nngaussian`).
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 import math
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
 from .._logging import logger
 from .._names import match_name
 from ..input.data import InputData
-from .perplexity import Calibration, calibrate_rows, calibrate_rows_independent, check_perplexity
+from .blocked import calibrate_dense
+from .nngaussian import nngaussian_affinities
+from .perplexity import (Calibration, calibrate_rows, check_perplexity, describe_perplexity,
+                         describe_sigma)
 from .scale import (SYMMETRIZE, TRUE_SYMMETRIZE, effective_perplexity, fuzzy_set_union,
-                    scale_affinities, symmetrize)
+                    scale_affinities, scale_affinities_inplace, symmetrize)
 from .idp import (IntrinsicDimensionality, check_candidates, idp_perps, intrinsic_dimensionality,
                   select_class_idp, select_idp)
 from .smooth_knn import SmoothKNN, check_k, smooth_knn_distances, smooth_knn_from_data
@@ -58,17 +67,37 @@ class AffinityRecipe:
     calibration: str = "r"
 
 
-@dataclass
 class Affinities:
-    """Final P plus the diagnostics recorded during calibration (None where a kernel has none)."""
+    """Final P plus the diagnostics recorded during calibration (None where a kernel has none).
 
-    P: np.ndarray
-    V: np.ndarray | None = None
-    beta: np.ndarray | None = None
-    dint: np.ndarray | None = None
-    perplexity: object = None
-    n_failed: int = 0
-    extras: dict = field(default_factory=dict)
+    Attributes
+    ----------
+    P : ndarray (n, n) or scipy.sparse.csr_matrix
+    V : ndarray (n, n), sparse matrix or None
+        The un-normalised affinities. ``V`` may be given as a function returning it: the dense
+        path scales the calibrated affinities in place (so P is the only (n, n) array it keeps)
+        and recomputes V the first time it is read.
+    beta, dint : ndarray (n,) or None
+    perplexity : the perplexity used (the chosen one for IDP)
+    n_failed : int
+    extras : dict
+    """
+
+    def __init__(self, P, V=None, beta=None, dint=None, perplexity=None, n_failed: int = 0,
+                 extras: dict | None = None):
+        self.P = P
+        self._V = V
+        self.beta = beta
+        self.dint = dint
+        self.perplexity = perplexity
+        self.n_failed = n_failed
+        self.extras = {} if extras is None else extras
+
+    @property
+    def V(self):
+        if callable(self._V):
+            self._V = self._V()
+        return self._V
 
 
 # --- input kernels: (data, perplexity) -> Calibration-like --------------------------------------
@@ -77,17 +106,10 @@ class Affinities:
 def _gaussian(data: InputData, perplexity, *, squared: bool, tol: float = 1e-5,
               max_tries: int = 50) -> Calibration:
     U = check_perplexity(perplexity, data.n)
-    D = data.squared_distances() if squared else data.distances()
-    cal = calibrate_rows(D, U, tol=tol, max_tries=max_tries)
-    ok = ~cal.failed
-    if ok.any():
-        sigma = 1.0 / np.sqrt(cal.beta[ok])
-        logger.info("Calibrated perplexity %s for %d points (%s distances): sigma min %.4g, "
-                    "median %.4g, max %.4g", _describe(U), data.n,
-                    "squared" if squared else "unsquared", sigma.min(), np.median(sigma), sigma.max())
+    cal = calibrate_dense(data, U, squared=squared, tol=tol, max_tries=max_tries)
+    logger.info("Calibrated perplexity %s for %d points (%s distances): %s", describe_perplexity(U),
+                data.n, "squared" if squared else "unsquared", describe_sigma(cal.beta, cal.failed))
     if cal.n_failed:
-        import warnings
-
         warnings.warn(
             f"{cal.n_failed} perplexity calibrations failed: those points get uniform weights on "
             f"their nearest neighbours",
@@ -100,12 +122,10 @@ def _gaussian(data: InputData, perplexity, *, squared: bool, tol: float = 1e-5,
 def _gaussian_independent(data: InputData, perplexity, *, tol: float = 1e-5,
                           max_tries: int = 50) -> Calibration:
     U = check_perplexity(perplexity, data.n)
-    cal = calibrate_rows_independent(data.squared_distances(), U, tol=tol, max_tries=max_tries)
-    logger.info("Calibrated perplexity %s for %d points (independent calibration, squared distances)",
-                _describe(U), data.n)
+    cal = calibrate_dense(data, U, squared=True, independent=True, tol=tol, max_tries=max_tries)
+    logger.info("Calibrated perplexity %s for %d points (independent calibration, squared "
+                "distances)", describe_perplexity(U), data.n)
     if cal.n_failed:
-        import warnings
-
         warnings.warn(
             f"{cal.n_failed} perplexity calibrations failed: those points get equal weights on "
             f"their nearest neighbours and themselves",
@@ -121,10 +141,6 @@ GAUSSIAN_KERNELS = ("gaussian", "gauss", "exp")
 CALIBRATIONS = ("r", "independent")
 # extras the independent calibration cannot provide (it keeps no beta, dint or un-normalised V)
 _NOT_INDEPENDENT = ("V", "beta", "dint", "adegin", "adegout", "adegc")
-
-
-def _describe(U: np.ndarray) -> str:
-    return f"{U[0]:g}" if np.all(U == U[0]) else f"{U.min():g}-{U.max():g} (per point)"
 
 
 def _kernel_gaussian(data, perplexity):
@@ -175,6 +191,15 @@ def _kernel_skd(data, perplexity):
     return Calibration(V=res.P, beta=None, dint=None, failed=np.zeros(data.n, dtype=bool))
 
 
+def _kernel_nngaussian(data, perplexity):
+    """Gaussian weights on each point's ``floor(3U)`` exact nearest neighbours (§3.3), in an
+    (n, n) matrix."""
+    res = nngaussian_affinities(data, perplexity, knn_method="exact")
+    V = np.zeros((data.n, data.n))
+    np.put_along_axis(V, res.idx, res.W, axis=1)
+    return Calibration(V=V, beta=res.beta, dint=res.dint, failed=res.failed)
+
+
 INPUT_KERNELS = {
     "gaussian": _kernel_gaussian,
     "gauss": _kernel_gauss,
@@ -182,6 +207,7 @@ INPUT_KERNELS = {
     "knn": _kernel_knn,
     "sigma": _kernel_sigma,
     "skd": _kernel_skd,
+    "nngaussian": _kernel_nngaussian,
 }
 # kernels whose memberships are never row-normalised (the original forces row_normalize = FALSE)
 _NO_ROW_NORMALIZE = ("skd",)
@@ -258,7 +284,8 @@ def _multiscale(data: InputData, candidates: np.ndarray) -> Affinities:
     P = np.zeros_like(D)
     for u in candidates:
         cal = calibrate_rows(D, check_perplexity(u, data.n))
-        P += scale_affinities(cal.V, symmetrize_how="symmetric", row_normalize=True, normalize=True)
+        P += scale_affinities_inplace(cal.V, symmetrize_how="symmetric", row_normalize=True,
+                                      normalize=True)
     P /= len(candidates)
     logger.info("Multiscale affinities: mean over perplexities %s",
                 ", ".join(f"{u:g}" for u in candidates))
@@ -267,24 +294,34 @@ def _multiscale(data: InputData, candidates: np.ndarray) -> Affinities:
 
 def input_affinities(data: InputData, perplexity, recipe: AffinityRecipe,
                      extras: frozenset = frozenset()) -> Affinities:
-    """Compute P for ``recipe`` and record the requested ``extras`` (V, beta, dint, adeg*, pdeg)."""
+    """Compute P for ``recipe`` and record the requested ``extras`` (V, beta, dint, adeg*, pdeg).
+
+    The calibrated affinities are scaled in place, so P is the only (n, n) array kept (and the
+    Gaussian kernels calibrate in row blocks, without a distance matrix): ``V`` is kept when
+    ``"V"`` is in ``extras`` and otherwise recomputed on first access (see :class:`Affinities`).
+    """
     kernel = match_name(recipe.kernel, INPUT_KERNELS, "input kernel")
     mode, candidates, classes = perplexity_mode(perplexity, data.n)
     if mode == "multiscale":
         return _multiscale(data, candidates)
-    idp_curve = None
     if mode in ("idp", "idp-class") and kernel == "knn":
         raise ValueError(f"perplexity={mode!r} needs a Gaussian input kernel, not 'knn'")
-    if mode == "idp":
-        perplexity, cal, idp_curve = select_idp(data.squared_distances(), candidates)
-    elif mode == "idp-class":
-        perplexity, idp_curve = select_class_idp(data.squared_distances(), candidates, classes)
-        cal = calibrate_rows(data.squared_distances(), perplexity)
     calibration = match_name(recipe.calibration, CALIBRATIONS, "perplexity calibration")
     independent = (calibration == "independent" and kernel in GAUSSIAN_KERNELS
-                   and idp_curve is None)
-    if idp_curve is not None:
-        pass  # calibrated by the IDP search (the original's kernel "gauss", R path)
+                   and mode is None)
+    idp_curve = None
+    # ``calibrate()`` gives the un-normalised affinities again if V is read later
+    if mode == "idp":  # calibrated by the IDP search (the original's kernel "gauss", R path)
+        perplexity, cal, idp_curve = select_idp(data.squared_distances(), candidates)
+
+        def calibrate():
+            return calibrate_rows(data.squared_distances(), check_perplexity(perplexity, data.n))
+    elif mode == "idp-class":
+        perplexity, idp_curve = select_class_idp(data.squared_distances(), candidates, classes)
+
+        def calibrate():
+            return calibrate_rows(data.squared_distances(), perplexity)
+        cal = calibrate()
     elif independent:
         missing = [name for name in _NOT_INDEPENDENT if name in extras]
         if missing:
@@ -295,28 +332,50 @@ def input_affinities(data: InputData, perplexity, recipe: AffinityRecipe,
             )
         cal = _gaussian_independent(data, perplexity)
     else:
-        cal = INPUT_KERNELS[kernel](data, perplexity)
+        def calibrate():
+            return INPUT_KERNELS[kernel](data, perplexity)
+        cal = calibrate()
     V = cal.V
-    row_normalize = False if kernel in _NO_ROW_NORMALIZE else recipe.row_normalize
-    P = scale_affinities(V, symmetrize_how=recipe.symmetrize, row_normalize=row_normalize,
-                         normalize=recipe.normalize)
-    if recipe.renormalize_rows:
-        P = P / P.sum(axis=1, keepdims=True)
-    logger.info("Effective perplexity of P approx = %.4g", effective_perplexity(P))
-    aff = Affinities(P=P, V=None if independent else V, beta=cal.beta, dint=cal.dint, perplexity=perplexity,
-                     n_failed=cal.n_failed)
+    degrees = _degree_extras(V, extras)  # before V is overwritten
+    keep_V = "V" in extras
+    scale = scale_affinities if keep_V else scale_affinities_inplace
+    P = scale(V, symmetrize_how=recipe.symmetrize,
+              row_normalize=False if kernel in _NO_ROW_NORMALIZE else recipe.row_normalize,
+              normalize=recipe.normalize, renormalize_rows=recipe.renormalize_rows)
+    if logger.isEnabledFor(logging.INFO):
+        logger.info("Effective perplexity of P approx = %.4g", effective_perplexity(P))
+    if independent:
+        V = None
+    elif not keep_V:
+        V = functools.partial(_recompute_V, calibrate)
+    aff = Affinities(P=P, V=V, beta=cal.beta, dint=cal.dint, perplexity=perplexity,
+                     n_failed=cal.n_failed, extras=degrees)
     if idp_curve is not None:
         aff.extras["idp"] = perplexity
         aff.extras["idp_curve"] = idp_curve
-    if "adegin" in extras:
-        aff.extras["adegin"] = V.sum(axis=0)
-    if "adegout" in extras:
-        aff.extras["adegout"] = V.sum(axis=1)
-    if "adegc" in extras:
-        aff.extras["adegc"] = 0.5 * (V.sum(axis=0) + V.sum(axis=1))
     if "pdeg" in extras:
         aff.extras["pdeg"] = P.sum(axis=0)
     return aff
+
+
+def _degree_extras(V: np.ndarray, extras: frozenset) -> dict:
+    """The requested ``adeg*`` extras: column sums (adegin), row sums (adegout), their mean."""
+    out = {}
+    if "adegin" in extras:
+        out["adegin"] = V.sum(axis=0)
+    if "adegout" in extras:
+        out["adegout"] = V.sum(axis=1)
+    if "adegc" in extras:
+        out["adegc"] = 0.5 * (V.sum(axis=0) + V.sum(axis=1))
+    return out
+
+
+def _recompute_V(calibrate) -> np.ndarray:
+    """The un-normalised affinities again (same numbers; warnings were given the first time)."""
+    logger.info("Recomputing the un-normalised input affinities V (not kept, to save memory)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return calibrate().V
 
 
 # the sparse (O(n k) memory) counterpart of input_affinities; imported last, it uses the registries above

@@ -14,6 +14,11 @@ dimension ``dint_i = 2 beta_i^2 Var_p(D_i.)`` (seed 004).
 :func:`calibrate_rows_independent` is the original's dense C++ variant (spec §3.2, ``use_cpp=TRUE``):
 the same bisection, but each point starts from its own ``0.5 U n / sum_j D_ij``, and a failed point's
 fallback weights include the point itself.
+
+Both take a full (n, n) matrix and are the NumPy reference implementations: the input kernels use
+:func:`smallvis.affinity.blocked.calibrate_dense` (same numbers, numba, no distance matrix), while
+the IDP and multiscale searches, which calibrate several perplexities on one distance matrix, use
+:func:`calibrate_rows`.
 """
 
 from __future__ import annotations
@@ -156,6 +161,21 @@ def calibrate_rows_independent(
             nnbrs = max(int(math.floor(U)), 1)
             V[i, np.argsort(D2[i], kind="stable")[:nnbrs]] = 1.0
     return Calibration(V=V, beta=None, dint=None, failed=failed)
+
+
+def describe_perplexity(U: np.ndarray) -> str:
+    """``"30"``, or ``"5-50 (per point)"`` for per-point perplexities (for log messages)."""
+    return f"{U[0]:g}" if np.all(U == U[0]) else f"{U.min():g}-{U.max():g} (per point)"
+
+
+def describe_sigma(beta: np.ndarray, failed: np.ndarray) -> str:
+    """``"sigma min .., median .., max .."`` over the calibrated points (``sigma = 1/sqrt(beta)``)."""
+    ok = ~failed
+    if not ok.any():
+        return "no point calibrated"
+    sigma = 1.0 / np.sqrt(beta[ok])
+    return (f"sigma min {sigma.min():.4g}, median {float(np.median(sigma)):.4g}, "
+            f"max {sigma.max():.4g}")
 
 
 def check_perplexity(perplexity, n: int) -> np.ndarray:

@@ -10,6 +10,9 @@ Kernels:
 * ``gaussian``, ``gauss``, ``exp``: the perplexity calibration of the original's R path (spec §3.1),
   restricted to each point's ``k = min(n - 1, floor(3 max U))`` nearest neighbours (as the real
   LargeVis and openTSNE do); with ``k = n - 1`` it is the dense calibration.
+* ``nngaussian``: the same restriction to ``floor(3 U)`` neighbours, but every point calibrated on
+  its own (spec §3.3, :mod:`.nngaussian`); identical to the dense ``nngaussian`` kernel's P when
+  the neighbours are exact.
 * ``knn``: weight 1 on the ``perplexity`` nearest other points.
 * ``skd``: UMAP's smooth kNN distances on ``perplexity`` neighbours, the point itself included.
 
@@ -28,7 +31,8 @@ from scipy import sparse
 from .._logging import logger
 from .._names import match_name
 from ..input.data import InputData
-from .perplexity import EPS, _bisect, check_perplexity
+from .nngaussian import nngaussian_affinities
+from .perplexity import EPS, _bisect, check_perplexity, describe_perplexity
 from .scale import SYMMETRIZE, fuzzy_set_union
 from .smooth_knn import check_k, knn_to_csr, smooth_knn_core
 
@@ -96,11 +100,11 @@ def _numba_calibrate():
     """The numba-compiled row calibration (compiled on first use, cached on disk), or None."""
     if "calibrate" not in _COMPILED:
         try:
-            import numba
+            from .._jit import njit
         except ImportError:
             _COMPILED["calibrate"] = None
         else:
-            _COMPILED["calibrate"] = numba.njit(cache=True)(_calibrate_knn_rows)
+            _COMPILED["calibrate"] = njit(cache=True)(_calibrate_knn_rows)
     return _COMPILED["calibrate"]
 
 
@@ -165,10 +169,6 @@ def _csr(rows_idx: np.ndarray, vals: np.ndarray, n: int) -> sparse.csr_matrix:
     return P
 
 
-def _describe(U: np.ndarray) -> str:
-    return f"{U[0]:g}" if np.all(U == U[0]) else f"{U.min():g}-{U.max():g} (per point)"
-
-
 def _sparse_gaussian(data: InputData, perplexity, kernel: str, knn_method, random_state):
     n = data.n
     U = check_perplexity(perplexity, n)
@@ -182,7 +182,8 @@ def _sparse_gaussian(data: InputData, perplexity, kernel: str, knn_method, rando
     if ok.any():
         sigma = 1.0 / np.sqrt(beta[ok])
         logger.info("Calibrated perplexity %s for %d points, kNN-restricted to k = %d neighbours "
-                    "(%s distances): sigma min %.4g, median %.4g, max %.4g", _describe(U), n, k,
+                    "(%s distances): sigma min %.4g, median %.4g, max %.4g",
+                    describe_perplexity(U), n, k,
                     "squared" if squared else "unsquared", sigma.min(), np.median(sigma),
                     sigma.max())
     n_failed = int(failed.sum())
@@ -194,6 +195,11 @@ def _sparse_gaussian(data: InputData, perplexity, kernel: str, knn_method, rando
             stacklevel=3,
         )
     return _csr(idx, W, n), beta, dint, n_failed
+
+
+def _sparse_nngaussian(data: InputData, perplexity, knn_method, random_state):
+    res = nngaussian_affinities(data, perplexity, knn_method=knn_method, random_state=random_state)
+    return _csr(res.idx, res.W, data.n), res.beta, res.dint, res.n_failed
 
 
 def _sparse_knn(data: InputData, perplexity, knn_method, random_state):
@@ -276,8 +282,8 @@ def sparse_affinities(data: InputData, perplexity, recipe, *, knn_method: str = 
     data : InputData
         Coordinates or a precomputed distance matrix (neighbours are then read from its rows).
     perplexity : float, array (n,) or int
-        Perplexity (one per point allowed) for the Gaussian kernels, the number of neighbours for
-        ``knn`` and ``skd`` (``skd`` counts the point itself).
+        Perplexity (one per point allowed) for the Gaussian kernels and ``nngaussian``, the number
+        of neighbours for ``knn`` and ``skd`` (``skd`` counts the point itself).
     recipe : AffinityRecipe
         Kernel and scaling steps, as for :func:`input_affinities`. The ``sigma`` kernel has no sparse
         version; the ``"independent"`` calibration is replaced by the R-path calibration.
@@ -290,7 +296,8 @@ def sparse_affinities(data: InputData, perplexity, recipe, *, knn_method: str = 
     -------
     Affinities
         ``.P`` a float64 ``scipy.sparse.csr_matrix`` (n, n), zero diagonal, no explicit zeros;
-        ``.V`` the un-normalised kernel values (CSR); ``.beta``, ``.dint`` for the Gaussian kernels.
+        ``.V`` the un-normalised kernel values (CSR); ``.beta``, ``.dint`` for the Gaussian kernels
+        and ``nngaussian``.
     """
     from . import CALIBRATIONS, GAUSSIAN_KERNELS, INPUT_KERNELS, _NO_ROW_NORMALIZE, Affinities
 
@@ -314,6 +321,8 @@ def sparse_affinities(data: InputData, perplexity, recipe, *, knn_method: str = 
                         "R-path calibration (warm start from the previous point) instead")
         V, beta, dint, n_failed = _sparse_gaussian(data, perplexity, kernel, knn_method,
                                                    random_state)
+    elif kernel == "nngaussian":
+        V, beta, dint, n_failed = _sparse_nngaussian(data, perplexity, knn_method, random_state)
     elif kernel == "knn":
         V = _sparse_knn(data, perplexity, knn_method, random_state)
     else:

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from smallvis import smallvis
+from smallvis.affinity import INPUT_KERNELS
 from smallvis.engines import DenseEngine, ExactEngine, resolve_engine
-from smallvis.engines.exact import check_exact_memory
+from smallvis.engines.exact import check_exact_memory, fused_methods, native_form
 from smallvis.engines.exact_kernels import chunk_bounds
 from smallvis.input.data import InputData
 from smallvis.methods import build_method
@@ -27,10 +28,16 @@ def _prepared(X, spec):
     return method, method.prepare(InputData(X))
 
 
-def _Y(method, k, seed=3):
+def _Y(method, k, seed=3, n=60):
     # Gaussian output weights need small distances, or every Q sits on the eps floor
-    scale = 0.3 if method.fused_form(MethodState()).kernel == 1 else 2.0
-    return np.random.default_rng(seed + k).normal(scale=scale, size=(60, k))
+    form = method.fused_form(MethodState())
+    scale = 0.3 if form is not None and form.kernel == 1 else 2.0
+    rng = np.random.default_rng(seed + k)
+    if k == 1:
+        # no near-coincident points: the dense engine's distances (|y_i|^2 + |y_j|^2 - 2 y_i y_j)
+        # lose their relative precision there, and log(1 - w) or 1 / D magnify it
+        return (rng.permutation(n) + rng.uniform(-0.2, 0.2, n))[:, None] * (4.0 * scale / n)
+    return rng.normal(scale=scale, size=(n, k))
 
 
 def assert_same(a, b, rtol=1e-10):
@@ -104,11 +111,12 @@ def test_chunks_cover_every_row_with_balanced_pairs(n):
         assert max(pairs) <= n * (n - 1) // 2 / (len(b) - 1) + n
 
 
-@pytest.mark.parametrize("spec", ["asne", "tasne", "umap", "mmds", "btsne", "wtsne", "bhssne",
-                                  "trmsne", "gsne"])
+@pytest.mark.parametrize("spec", ["asne", "tasne", "btsne", "wtsne", "bhssne", "trmsne", "gsne",
+                                  "ntumap", "knnmmds", "gmmds",
+                                  ("largevis", {"symmetrize": "none"})])
 def test_methods_without_a_fused_form_fall_back_to_dense(X60, spec, caplog):
     method, state = _prepared(X60, spec)
-    assert method.fused_form(state) is None
+    assert native_form(method, state) is None
     Y = np.random.default_rng(5).normal(scale=0.3, size=(60, 2))
     dense = DenseEngine().evaluate(method, state, Y)
     eng = ExactEngine()
@@ -169,8 +177,6 @@ def test_engine_registry():
     method = build_method("tsne")
     assert resolve_engine("exact", method, 100).name == "exact"
     assert resolve_engine("auto", method, 100).name == "dense"
-    with pytest.raises(ValueError, match="engine 'bh' is not available in this version"):
-        resolve_engine("bh", method, 100)
     with pytest.raises(ValueError, match="unknown option.*engine 'exact'; it takes none"):
         resolve_engine(("exact", {"theta": 0.5}), method, 100)
 
@@ -189,3 +195,175 @@ def test_memory_refused_before_allocation(iris10, monkeypatch):
     monkeypatch.setattr(dense_module, "available_memory", lambda: 100)
     with pytest.raises(MemoryError, match="exact engine needs about"):
         smallvis(iris10, perplexity=5, engine="exact", max_iter=1)
+
+
+# -- the other pair costs (Method.pair_form) ---------------------------------------------------------
+
+PAIRS = [("largevis", {}), ("largevis", {"gamma": 7.0}), ("largevis", {"gr_form": "1-w"}),
+         ("largevis", {"out_kernel": "cauchy", "alpha": 3.0}), ("largevis", {"out_kernel": "exp"}),
+         ("umap", {}), ("umap", {"min_dist": 0.5, "spread": 2.0}), ("tumap", {}),
+         ("tumap", {"gr_eps": 0.0}), ("rklsne", {}), ("rklsne", {"symmetrize": "mutual"}),
+         ("jssne", {}), ("jssne", {"inp_kernel": "knn"}), ("chsne", {}),
+         ("chsne", {"inp_kernel": "exp"}), ("hlsne", {}), ("hlsne", {"inp_kernel": "knn"})]
+DISTANCES = [("mmds", {}), ("ballmmds", {}), ("ballmmds", {"f": 0.5}),
+             ("smmds", {}), ("sammon", {})]
+
+
+@pytest.mark.parametrize("exaggeration", [1.0, 4.0])
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("name, params", PAIRS, ids=lambda v: str(v) if v else "")
+def test_pair_forms_match_the_dense_engine(X60, name, params, k, exaggeration):
+    method, state = _prepared(X60, (name, params))
+    assert method.pair_form(state).divergence in (name, "umap")
+    Y = _Y(method, k)
+    with np.errstate(invalid="ignore"):  # umap at exaggeration 4: log(1 - 4P) of P > 1/4 is NaN
+        dense = DenseEngine().evaluate(method, state, Y, exaggeration)
+        exact = ExactEngine().evaluate(method, state, Y, exaggeration)
+    assert exact[0].shape == (60,) and exact[1].shape == (60, k)
+    assert state.data["_exact_engine_plan"][0] == "pairs"
+    assert_same(dense, exact)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("name, params", DISTANCES, ids=lambda v: str(v) if v else "")
+def test_distance_costs_match_the_dense_engine(X60, name, params, k):
+    method, state = _prepared(X60, (name, params))
+    Y = _Y(method, k)
+    dense = DenseEngine().evaluate(method, state, Y)
+    exact = ExactEngine().evaluate(method, state, Y)
+    assert state.data["_exact_engine_plan"][0] == "pairs"
+    assert_same(dense, exact)
+
+
+def test_sammon_with_a_duplicate_point(X60):
+    X = np.vstack([X60, X60[:1]])
+    method = build_method("sammon")
+    with pytest.warns(RuntimeWarning, match="1 pairs of input points coincide"):
+        state = method.prepare(InputData(X))
+    Y = np.random.default_rng(0).normal(size=(61, 2))
+    dense, exact = DenseEngine().evaluate(method, state, Y), ExactEngine().evaluate(method, state, Y)
+    assert exact[0][0] > 1e10  # the duplicate's stress over eps dominates
+    assert_same(dense, exact)
+
+
+@pytest.mark.parametrize("spec", ["largevis", "umap", "jssne", "chsne", "sammon"])
+def test_pair_form_cost_and_gradient_flags(X60, spec):
+    method, state = _prepared(X60, spec)
+    Y = _Y(method, 2)
+    eng = ExactEngine()
+    f = 1.0 if spec == "sammon" else 2.0
+    cost, G = eng.evaluate(method, state, Y, f)
+    c_only, g_only = eng.evaluate(method, state, Y, f, grad=False), eng.evaluate(method, state, Y,
+                                                                                 f, cost=False)
+    assert c_only[1] is None and g_only[0] is None
+    np.testing.assert_allclose(c_only[0], cost, rtol=1e-12)
+    np.testing.assert_allclose(g_only[1], G, rtol=1e-12)
+
+
+def test_fused_methods():
+    names = fused_methods()
+    for name in ("tsne", "ssne", "hssne", "skdtsne", "largevis", "umap", "tumap", "rklsne",
+                 "jssne", "chsne", "hlsne", "mmds", "ballmmds", "smmds", "sammon"):
+        assert name in names
+    for name in ("asne", "btsne", "ntumap", "knnmmds", "gmmds", "gsne", "nerv"):
+        assert name not in names
+
+
+# -- sparse P end to end -------------------------------------------------------------------------------
+
+SPARSE = [("tsne", {"inp_kernel": "knn"}), ("hssne", {"inp_kernel": "knn", "alpha": 0.5}),
+          ("skdtsne", {}), ("largevis", {"inp_kernel": "knn"}),
+          ("largevis", {"inp_kernel": "knn", "out_kernel": "exp", "gamma": 7.0}),
+          ("largevis", {"inp_kernel": "knn", "out_kernel": "cauchy", "alpha": 3.0}),
+          ("umap", {}), ("umap", {"inp_kernel": "knn", "min_dist": 0.5, "spread": 2.0}),
+          ("tumap", {}),
+          pytest.param("tsne", {"inp_kernel": "nngaussian"}, marks=pytest.mark.skipif(
+              "nngaussian" not in INPUT_KERNELS, reason="no nngaussian input kernel"))]
+
+
+@pytest.mark.parametrize("exaggeration", [1.0, 4.0])
+@pytest.mark.parametrize("name, params", SPARSE, ids=lambda v: str(v) if v else "")
+def test_sparse_p_matches_the_dense_engine(X60, name, params, exaggeration):
+    from scipy import sparse
+
+    method = build_method((name, params), perplexity=10)
+    dense_state = method.prepare(InputData(X60))
+    eng = resolve_engine("exact", method, 60)
+    state = eng.prepare(method, InputData(X60))
+    assert sparse.issparse(state.P)
+    np.testing.assert_allclose(state.P.toarray(), dense_state.P, rtol=1e-13, atol=0)
+    for k in (1, 2, 3):
+        Y = _Y(method, k)
+        with np.errstate(invalid="ignore"):  # umap at exaggeration 4, as above
+            dense = DenseEngine().evaluate(method, dense_state, Y, exaggeration)
+            exact = eng.evaluate(method, state, Y, exaggeration)
+        assert_same(dense, exact)
+
+
+@pytest.mark.parametrize("spec", [("tsne", {"inp_kernel": "knn"}), "umap"])
+def test_sparse_p_forms_nothing_n_by_n(spec, monkeypatch):
+    import tracemalloc
+
+    import smallvis.engines.dense as dense_module
+
+    n = 1500
+    X = np.random.default_rng(0).normal(size=(n, 4))
+    Y = np.random.default_rng(1).normal(size=(n, 2))
+    method = build_method(spec, perplexity=15)
+    monkeypatch.setattr(dense_module, "available_memory", lambda: 2**20)  # 1 MiB: no n x n fits
+    eng = resolve_engine("exact", method, n)
+    eng.check(n)  # sparse P: nothing to refuse
+    state = eng.prepare(method, InputData(X))
+    eng.evaluate(method, state, Y)  # compiled, workspace allocated
+    tracemalloc.start()
+    try:
+        cost, G = eng.evaluate(method, state, Y, 1.0 if spec == "umap" else 4.0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.25 * 8 * n * n and np.isfinite(G).all()
+    with pytest.raises(MemoryError, match="exact engine needs"):
+        resolve_engine("exact", build_method("tsne"), n).check(n)
+
+
+def test_sparse_p_refused_where_it_cannot_be_used(X60):
+    from scipy import sparse
+
+    method, state = _prepared(X60, "rklsne")
+    with pytest.raises(ValueError, match="cannot use a sparse P"):
+        ExactEngine().evaluate(method, MethodState(P=sparse.csr_matrix(state.P)),
+                               _Y(method, 2))
+
+
+@pytest.mark.parametrize("method", [("tsne", {"inp_kernel": "knn"}), "umap"])
+def test_sparse_end_to_end_matches_the_dense_run(X60, method):
+    kw = dict(method=method, perplexity=10, max_iter=20, random_state=3, eta=1.0, ret_extra=("P",))
+    dense = smallvis(X60, engine="dense", **kw)
+    exact = smallvis(X60, engine="exact", **kw)
+    assert not isinstance(exact.extras["P"], np.ndarray)
+    np.testing.assert_allclose(exact.Y, dense.Y, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(exact.costs, dense.costs, rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("spec, sparse_p", [("largevis", False), ("rklsne", False),
+                                            ("mmds", False), (("tsne", {"inp_kernel": "knn"}), True),
+                                            ("umap", True)])
+def test_pair_passes_do_not_depend_on_the_number_of_threads(X60, spec, sparse_p):
+    import numba
+
+    method = build_method(spec, perplexity=10)
+    eng = resolve_engine("exact", method, 60)
+    state = eng.prepare(method, InputData(X60)) if sparse_p else method.prepare(InputData(X60))
+    Ys = [_Y(method, k) for k in (2, 3)]
+    f = 1.0 if spec in ("mmds", "umap") else 4.0  # umap's cost is NaN where f P > 1
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = [eng.evaluate(method, state, y, f) for y in Ys]
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        many = [eng.evaluate(method, state, y, f) for y in Ys]
+    finally:
+        numba.set_num_threads(before)
+    for (c1, G1), (c2, G2) in zip(one, many):
+        np.testing.assert_array_equal(c1, c2)
+        np.testing.assert_array_equal(G1, G2)

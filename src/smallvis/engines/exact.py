@@ -1,21 +1,42 @@
 """The fused exact engine: the dense engine's costs and gradients, computed pair by pair in parallel
-(numba) without (n, n) temporaries beyond P itself.
+(numba) without (n, n) temporaries beyond the method's input matrix (P or the input distances R).
 
-Methods opt in through ``Method.fused_form`` (for now: KL(P || W/Z) with a symmetric P,
-matrix-normalised Q and a Student-t, Gaussian or heavy-tailed output kernel: tsne, ssne, hssne and
-their input-kernel variants). Every other method is evaluated by the dense engine (logged once per
-run), so ``engine="exact"`` gives the dense engine's numbers for every method.
+Methods opt in through one of two hooks:
+
+- ``Method.fused_form``: KL(P || W/Z) with a symmetric P, matrix-normalised Q and a Student-t,
+  Gaussian or heavy-tailed output kernel (tsne, ssne, hssne and their input-kernel variants):
+  :func:`.exact_kernels.kl_terms`, two passes (Z, then forces and costs);
+- ``Method.pair_form``: the other costs that are sums of pair terms (largevis, umap, tumap, the
+  f-divergences rklsne / jssne / chsne / hlsne, mmds / gmmds / ballmmds, smmds, sammon):
+  :mod:`.exact_pairs`, one pass (two for the f-divergences, which need Z).
+
+Sparse P: when the method's input kernel is a kNN kernel (``knn``, ``skd``, ``nngaussian``) and its
+cost is KL with a Student-t or heavy-tailed kernel, or largevis / umap / tumap, :meth:`prepare`
+builds P sparse (exact neighbours) and the evaluation runs the attraction over the stored entries
+and an exact all-pairs repulsion pass: nothing (n, n) is formed. Every pass visits each unordered
+pair once, in fixed chunks: the numbers do not depend on the number of threads.
+
+Every other method is evaluated by the dense engine (logged once per run), so ``engine="exact"``
+gives the dense engine's numbers for every method.
 """
 
 from __future__ import annotations
+
+import numbers
 
 import numpy as np
 
 from .._logging import logger
 from .dense import DenseEngine, check_dense_memory, check_memory
 
-# (n, n) float64 matrices the fused evaluation keeps alive: P only
+# (n, n) float64 matrices the fused evaluation keeps alive: the input (P or R) only
 EXACT_MATRICES = 1
+
+# input kernels whose P is built sparse (those present in smallvis.affinity.INPUT_KERNELS)
+SPARSE_KERNELS = ("knn", "skd", "nngaussian")
+
+# ret_extra items only the dense affinities record
+_DENSE_EXTRAS = frozenset({"adegin", "adegout", "adegc", "pdeg"})
 
 _PLAN_KEY = "_exact_engine_plan"
 
@@ -23,6 +44,54 @@ _PLAN_KEY = "_exact_engine_plan"
 def check_exact_memory(n: int, budget: int | None = None) -> None:
     """Refuse, before allocating anything, a run whose P alone cannot fit in memory."""
     check_memory(n, EXACT_MATRICES, "exact", budget)
+
+
+def native_form(method, state=None):
+    """The method's ``FusedForm`` (KL) or ``PairForm`` when the exact engine evaluates it natively,
+    else None (the dense fallback)."""
+    from ..methods.base import MethodState
+
+    state = MethodState() if state is None else state
+    try:
+        return method.fused_form(state) or method.pair_form(state)
+    except (AttributeError, TypeError, ValueError, KeyError):
+        return None
+
+
+def fused_methods() -> list[str]:
+    """Names of the registered methods the exact engine evaluates natively with their default
+    parameters (the rest fall back to the dense engine)."""
+    from ..methods import REGISTRY, build_method
+
+    names = []
+    for name in REGISTRY:
+        try:
+            method = build_method(name)
+        except Exception:  # noqa: BLE001 - a method that cannot be built with defaults is not served
+            continue
+        if native_form(method) is not None:
+            names.append(name)
+    return names
+
+
+def sparse_input(method) -> bool:
+    """True when the exact engine builds ``method``'s P sparse: a kNN input kernel (``knn``,
+    ``skd``, ``nngaussian``), a single number of neighbours, and a cost served with sparse P (KL
+    with a Student-t or heavy-tailed kernel; largevis, umap, tumap)."""
+    from ..affinity import INPUT_KERNELS
+    from .approx import served_form
+    from .exact_pairs import SPARSE_COSTS
+
+    recipe = getattr(method, "recipe", None)
+    if recipe is None or recipe.kernel not in SPARSE_KERNELS or recipe.kernel not in INPUT_KERNELS:
+        return False
+    perplexity = method.perplexity()
+    if isinstance(perplexity, bool) or not isinstance(perplexity, numbers.Real):
+        return False
+    if served_form(method) is not None:
+        return True
+    form = native_form(method)
+    return getattr(form, "divergence", None) in SPARSE_COSTS
 
 
 class ExactEngine:
@@ -33,69 +102,140 @@ class ExactEngine:
 
     def __init__(self):
         self._dense = DenseEngine()
-        self._work = {}
+        self._ws = None
+        self._sparse_p = False
+        self._sparse_kl = None
+
+    # -- set-up ---------------------------------------------------------------------------------
+    def plan(self, method) -> None:
+        """Note whether ``method``'s P will be sparse (for :meth:`check`). Refuses nothing: what the
+        fused kernels do not serve is evaluated by the dense engine."""
+        self._sparse_p = sparse_input(method)
 
     def check(self, n: int) -> None:
-        check_exact_memory(n)
+        """Refuse a run whose (n, n) input matrix cannot fit (nothing to refuse with sparse P)."""
+        if not self._sparse_p:
+            check_exact_memory(n)
+
+    def prepare(self, method, data, *, extras=frozenset(), rng=None):
+        """The method's input affinities: sparse, from exact neighbours, when
+        :func:`sparse_input` (unless ``extras`` asks for what only dense affinities record); else
+        as (n, n) arrays. ``rng`` is not drawn from (exact neighbours need no seed)."""
+        if sparse_input(method):
+            dense_only = sorted(_DENSE_EXTRAS & set(extras))
+            if not dense_only:
+                state = method.prepare_sparse(data, knn_method="exact", random_state=None)
+                logger.info("engine 'exact': sparse P with %d stored entries (%.1f per point)",
+                            state.P.nnz, state.P.nnz / max(1, data.n))
+                return state
+            logger.info("engine 'exact': ret_extra %s needs the dense affinities; P is kept as an "
+                        "n x n matrix", ", ".join(dense_only))
+            check_exact_memory(data.n)
+        return method.prepare(data, extras=extras)
 
     # -- planning -------------------------------------------------------------------------------
     def _plan(self, method, state, n):
-        """The fused form for this run, or None (dense fallback); decided once per state."""
+        """``(route, form, input)`` for this run, or None (dense fallback); decided once per
+        state. Routes: ``"kl"`` (dense P), ``"pairs"`` (input: the (n, n) P or R, or a sparse P's
+        CSR arrays), ``"sparse-kl"``."""
         if _PLAN_KEY in state.data:
             return state.data[_PLAN_KEY]
-        form, reason = method.fused_form(state), None
-        P = state.P
-        if form is None:
-            reason = "it has no fused form yet"
-        elif not (isinstance(P, np.ndarray) and P.dtype == np.float64 and P.shape == (n, n)
-                  and P.flags.c_contiguous):
-            form, reason = None, "its P is not a C-ordered (n, n) float64 array"
+        from scipy import sparse
+
+        if sparse.issparse(state.P):
+            plan = self._sparse_plan(method, state, n)
         else:
-            from . import exact_kernels as kern
+            plan, reason = self._dense_plan(method, state, n)
+            if plan is None:
+                logger.info("engine 'exact': method %s is evaluated by the dense engine (%s)",
+                            method.name, reason)
+                check_dense_memory(n)
+        state.data[_PLAN_KEY] = plan
+        return plan
 
-            if not kern.is_symmetric(P):
-                form, reason = None, "its P is not exactly symmetric"
+    @staticmethod
+    def _dense_plan(method, state, n):
+        from ..methods.base import FusedForm
+        from .exact_pairs import DISTANCE_COSTS
+
+        form = native_form(method, state)
         if form is None:
-            logger.info("engine 'exact': method %s is evaluated by the dense engine (%s)",
-                        method.name, reason)
-            check_dense_memory(n)
-        state.data[_PLAN_KEY] = form
-        return form
-
-    def _workspace(self, n, k):
+            return None, "it has no fused form yet"
+        kl = isinstance(form, FusedForm)
+        X = state.data.get("R") if not kl and form.divergence in DISTANCE_COSTS else state.P
+        what = "R" if X is not state.P else "P"
+        if not (isinstance(X, np.ndarray) and X.dtype == np.float64 and X.shape == (n, n)
+                and X.flags.c_contiguous):
+            return None, f"its {what} is not a C-ordered (n, n) float64 array"
         from . import exact_kernels as kern
 
-        key = (n, k)
-        if key not in self._work:
-            chunks = kern.N_CHUNKS
-            self._work = {key: dict(
-                bounds=kern.chunk_bounds(n, chunks),
-                d2=np.empty((chunks, n)), q=np.empty((chunks, n)), kk=np.empty((chunks, n)),
-                gbuf=np.empty((chunks, k, n)), cbuf=np.empty((chunks, n)))}
-        return self._work[key]
+        if not kern.is_symmetric(X):
+            return None, f"its {what} is not exactly symmetric"
+        return ("kl", form, X) if kl else ("pairs", form, X), None
+
+    def _sparse_plan(self, method, state, n):
+        from .approx import served_form
+        from .exact_pairs import SPARSE_COSTS, csr_parts
+
+        P = state.P
+        if P.shape != (n, n) or (P != P.T).nnz:
+            raise ValueError(f"engine 'exact': method {method.name!r} got a sparse P that is not a "
+                             f"symmetric (n, n) matrix; the fused kernels need a symmetric P")
+        if served_form(method, state) is not None:
+            return ("sparse-kl", None, None)
+        form = native_form(method, state)
+        if getattr(form, "divergence", None) in SPARSE_COSTS:
+            return ("pairs", form, csr_parts(P))
+        raise ValueError(f"engine 'exact': method {method.name!r} cannot use a sparse P (sparse P "
+                         f"serves KL with a Student-t or heavy-tailed kernel, largevis, umap and "
+                         f"tumap); build its P with method.prepare")
+
+    def _workspace(self, n, k):
+        from .exact_pairs import Workspace
+
+        if self._ws is None or (self._ws.n, self._ws.k) != (n, k):
+            self._ws = Workspace(n, k)
+        return self._ws
 
     # -- evaluation -----------------------------------------------------------------------------
     def evaluate(self, method, state, Y, exaggeration=1.0, *, cost=True, grad=True):
         """Return ``(pcost (n,) or None, gradient (n, k) or None)`` at ``Y``: the dense engine's
         numbers up to floating-point reassociation."""
         n, k = Y.shape
-        form = self._plan(method, state, n)
-        if form is None:
+        plan = self._plan(method, state, n)
+        if plan is None:
             return self._dense.evaluate(method, state, Y, exaggeration, cost=cost, grad=grad)
         if not (cost or grad):
             return None, None
+        route, form, X = plan
+        f = float(exaggeration)
+        if route == "sparse-kl":
+            if self._sparse_kl is None:
+                from .exact_pairs import ExactSparseKL
+
+                self._sparse_kl = ExactSparseKL(self._workspace)
+            return self._sparse_kl.evaluate(method, state, Y, f, cost=cost, grad=grad)
+        ws = self._workspace(n, k)
+        if route == "pairs":
+            from .exact_pairs import evaluate_pairs
+
+            return evaluate_pairs(form, state, X, Y, f, ws, cost=cost, grad=grad)
+        return self._kl(form, state, X, Y, f, ws, cost, grad)
+
+    @staticmethod
+    def _kl(form, state, P, Y, f, ws, cost, grad):
         from . import exact_kernels as kern
 
-        f = float(exaggeration)
-        P = state.P
+        n, k = Y.shape
+        chunks = ws.chunks
         Yt = np.ascontiguousarray(Y.T, dtype=np.float64)
-        ws = self._workspace(n, k)
-        Z = kern.weight_total(Yt, form.kernel, form.alpha, ws["bounds"], ws["d2"])
+        Z = kern.weight_total(Yt, form.kernel, form.alpha, ws.bounds, ws("d2", chunks, n))
         G = np.empty((n, k)) if grad else np.empty((0, 0))
         cross = np.empty(n) if cost else np.empty(0)
         kern.kl_terms(P, Yt, f, form.kernel, form.alpha, bool(form.clamp_q), form.eps, Z,
-                      ws["bounds"], bool(cost), bool(grad), ws["d2"], ws["q"], ws["kk"],
-                      ws["gbuf"], ws["cbuf"], G, cross)
+                      ws.bounds, bool(cost), bool(grad), ws("d2", chunks, n),
+                      ws("k2", chunks, n), ws("kk", chunks, n), ws("gbuf", chunks, k, n),
+                      ws("cbuf", chunks, n), G, cross)
         pcost = None
         if cost:
             const = state.cached("plogp_exact", f, lambda: kern.plogp_rows(P, f, form.eps))

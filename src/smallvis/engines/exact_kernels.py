@@ -20,7 +20,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
+
+from .._jit import njit
 
 # fast arithmetic, but NaN and inf keep their meaning and exp / log / log1p keep libm's accuracy (no
 # "afn"): the numbers match the dense engine's to a few ulps

@@ -85,6 +85,37 @@ class FusedForm:
     eps: float = EPS
 
 
+@dataclass(frozen=True)
+class PairForm:
+    """What the fused exact engine needs from a method that is not KL(P || W/Z)
+    (``Method.pair_form``): a cost summed over ordered pairs whose pair term and stiffness depend
+    only on the pair's input value (``P_ij``, or the input distance ``R_ij``), its output squared
+    distance and at most the normaliser ``Z = sum W``; P (or R) symmetric.
+
+    ``divergence``: ``"largevis"``, ``"umap"`` (umap, tumap: fuzzy cross-entropy), the
+    f-divergences ``"rklsne"``, ``"jssne"``, ``"chsne"``, ``"hlsne"`` (Student-t ``Q = W / Z``), or
+    the distance costs ``"mmds"``, ``"smmds"``, ``"sammon"`` (these read ``R`` from
+    ``state.data["R"]``).
+    ``weight``: the output weight, ``"t"`` ``1/(1 + d2)``, ``"cauchy"`` ``1/(1 + a d2)``,
+    ``"umap"`` ``1/(1 + a d2^b)``, ``"logistic"`` ``1/(1 + e^d2)``, ``"none"`` (distance costs).
+    ``gamma``, ``gr_eps``, ``gr_form``: LargeVis's repulsion weight and softening (UMAP's
+    ``gr_eps``); ``eps``: the method's guard; ``rmax``: distance costs drop the pairs with
+    ``R > rmax`` stretched beyond ``R`` (ballmmds; infinite: none); ``norm``: the distance cost's
+    normaliser (sammon: ``sum R``). Values derived from the data are NaN before ``prepare``.
+    """
+
+    divergence: str
+    weight: str = "t"
+    a: float = 1.0
+    b: float = 1.0
+    gamma: float = 1.0
+    gr_eps: float = 0.0
+    gr_form: str = "d2"
+    eps: float = EPS
+    rmax: float = float("inf")
+    norm: float = 1.0
+
+
 @dataclass
 class MethodState:
     """Per-run data of a method: P and anything derived from it, plus a cache keyed by exaggeration."""
@@ -169,6 +200,11 @@ class Method:
     def fused_form(self, state: MethodState) -> FusedForm | None:
         """How the fused exact engine evaluates this method without n x n temporaries (None: it
         cannot, and that engine falls back to the dense evaluation)."""
+        return None
+
+    def pair_form(self, state: MethodState) -> PairForm | None:
+        """How the fused exact engine evaluates this method's non-KL cost pair by pair (None: it
+        cannot; see :meth:`fused_form` for KL)."""
         return None
 
     def prepare_sparse(self, data: InputData, *, knn_method: str = "auto",

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..input.distances import squared_distances
 from ..kernels import StudentT
-from .base import EPS, Method, MethodSpec
+from .base import EPS, Method, MethodSpec, PairForm
 from .divergences import plogp_constant
 from .elementwise import divm, logm
 from .sne import _recipe
@@ -44,6 +44,12 @@ class FDivergenceEmbedding(Method):
         pcost, F = self.divergence(self, P, Q, state, exaggeration)
         K = Q * W * F if grad else None
         return (pcost if cost else None), K
+
+    def pair_form(self, state):
+        """The fused exact engine's description (a symmetric P only)."""
+        if self.recipe.symmetrize == "none" or self.recipe.renormalize_rows:
+            return None
+        return PairForm(PAIR_NAMES[self.divergence], eps=self.eps)
 
     def export(self, state, name, Y):
         if name == "Q":
@@ -78,6 +84,11 @@ def hellinger(m, P, Q, state, f):
     sqrt_p, sqrt_q = np.sqrt(P), np.sqrt(Q)
     pcost = np.sum((sqrt_p - sqrt_q) ** 2, axis=0)
     return pcost, 4.0 * (divm(sqrt_p, sqrt_q) - np.sum(sqrt_p * sqrt_q))
+
+
+# the fused exact engine's names of the divergences
+PAIR_NAMES = {reverse_kl: "rklsne", jensen_shannon: "jssne", chi_squared: "chsne",
+              hellinger: "hlsne"}
 
 
 def _factory(divergence, fixed_symmetrize=None):

@@ -38,7 +38,7 @@ import numpy as np
 
 from .._names import match_name
 from ..input.distances import squared_distances
-from .base import EPS, Method, MethodSpec, StochasticPlan, check_range
+from .base import EPS, Method, MethodSpec, PairForm, StochasticPlan, check_range
 from .sne import _recipe
 
 OUT_KERNELS = ("t", "cauchy", "exp")
@@ -91,6 +91,16 @@ class LargeVis(Method):
                 K = 4.0 * (P * g - gamma * repulsion)
             np.fill_diagonal(K, 0.0)
         return pcost, K
+
+    def pair_form(self, state):
+        """The fused exact engine's description (a symmetric P only)."""
+        if self.recipe.symmetrize == "none" or self.recipe.renormalize_rows:
+            return None
+        kind = self.params["out_kernel"]
+        return PairForm("largevis", weight={"t": "t", "cauchy": "cauchy", "exp": "logistic"}[kind],
+                        a=self.params["alpha"] if kind == "cauchy" else 1.0,
+                        gamma=self.params["gamma"], gr_eps=self.params["gr_eps"],
+                        gr_form=self.params["gr_form"], eps=self.eps)
 
     def stochastic_plan(self):
         """The real LargeVis's SGD: repulsion weight 7, softening 0.1 (t and scaled Cauchy weights)."""

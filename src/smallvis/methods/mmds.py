@@ -23,7 +23,7 @@ import numpy as np
 
 from .._logging import logger
 from ..input.data import InputData
-from .base import EPS, Method, MethodSpec, MethodState, check_range
+from .base import EPS, Method, MethodSpec, MethodState, PairForm, check_range
 
 
 class DistanceEmbedding(Method):
@@ -71,6 +71,14 @@ class DistanceEmbedding(Method):
         return pcost, K
 
     # -- hooks ----------------------------------------------------------------------------------
+    def pair_form(self, state):
+        """The fused exact engine's description: metric MDS of ``R`` (mmds, gmmds); None for a
+        subclass that changes the cost or drops pairs without saying how."""
+        cls = type(self)
+        if cls.terms is not DistanceEmbedding.terms or cls.dropped is not DistanceEmbedding.dropped:
+            return None
+        return PairForm("mmds", weight="none", eps=self.eps)
+
     def laplacian_affinity(self, state):
         """``1 / (1 + R)`` of the distances the method matches, diagonal 1 as in the original."""
         return 1.0 / (1.0 + state.data["R"])
@@ -88,6 +96,9 @@ class SStress(DistanceEmbedding):
 
     def setup(self, data, state):
         state.data["R2"] = state.data["R"] ** 2
+
+    def pair_form(self, state):
+        return PairForm("smmds", weight="none", eps=self.eps)
 
     def terms(self, d2, state, exaggeration, *, cost, grad):
         diff = state.data["R2"] - d2
@@ -116,6 +127,10 @@ class Sammon(DistanceEmbedding):
                           f"Sammon's stress divides by the input distance, so these pairs dominate "
                           f"and the optimisation is likely to diverge: remove duplicate points first",
                           RuntimeWarning, stacklevel=2)
+
+    def pair_form(self, state):
+        return PairForm("sammon", weight="none", eps=self.eps,
+                        norm=float(state.data.get("rsum", np.nan)))
 
     def terms(self, d2, state, exaggeration, *, cost, grad):
         R, S = state.data["R"], state.data["rsum"]
@@ -193,6 +208,11 @@ class GeodesicMDS(NeighbourMDS):
             G[missing] = E[missing]
         return G
 
+    def pair_form(self, state):
+        """None: Dijkstra's path lengths summed from either end differ in the last bits, so R is
+        not exactly symmetric, which the fused exact engine's pair pass needs."""
+        return None
+
 
 class BallMDS(DistanceEmbedding):
     """Metric MDS letting pairs outside a ball of radius ``r_max`` be farther apart than in input.
@@ -215,6 +235,10 @@ class BallMDS(DistanceEmbedding):
 
     def dropped(self, R, D, state):
         return (R > state.data["rmax"]) & (D > R)
+
+    def pair_form(self, state):
+        return PairForm("mmds", weight="none", eps=self.eps,
+                        rmax=float(state.data.get("rmax", np.nan)))
 
     def export(self, state, name, Y):
         return state.data["R"] if name == "geo" else None

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..input.distances import squared_distances
 from ..kernels import OutputKernel, StudentT, UMAPCurve
-from .base import EPS, Method, MethodSpec, StochasticPlan, check_range
+from .base import EPS, Method, MethodSpec, PairForm, StochasticPlan, check_range
 from .elementwise import logm
 from .sne import KLEmbedding, _recipe
 
@@ -72,6 +72,15 @@ class FuzzyCrossEntropy(Method):
                 K = 4.0 * W * (P - W) / (1.0 - W + eps + gr_eps)
             np.fill_diagonal(K, 0.0)
         return pcost, K
+
+    def pair_form(self, state):
+        """The fused exact engine's description (a symmetric P only)."""
+        if self.recipe.symmetrize == "none" or self.recipe.renormalize_rows:
+            return None
+        if isinstance(self.kernel, UMAPCurve):
+            return PairForm("umap", weight="umap", a=self.kernel.a, b=self.kernel.b,
+                            gr_eps=self.params["gr_eps"], eps=self.eps)
+        return PairForm("umap", weight="t", gr_eps=self.params["gr_eps"], eps=self.eps)
 
     def stochastic_plan(self):
         """umap-learn's SGD: these weights, repulsion 1, softening 0.001."""

@@ -60,13 +60,12 @@ def _block_rows(n: int) -> int:
 
 def _exact_sq(X: np.ndarray, rows: np.ndarray, cand: np.ndarray) -> np.ndarray:
     """Squared distances from ``X[rows[r]]`` to ``X[cand[r, j]]``, computed from coordinate
-    differences (one candidate column at a time, so temporaries are (len(rows), p))."""
-    out = np.empty(cand.shape)
-    Xr = X[rows]
-    for j in range(cand.shape[1]):
-        diff = X[cand[:, j]] - Xr
-        out[:, j] = np.einsum("ij,ij->i", diff, diff)
-    return out
+    differences, summed in coordinate order (no (b, m, p) temporary)."""
+    from .knn_kernels import candidate_sq
+
+    return candidate_sq(np.ascontiguousarray(X, dtype=np.float64),
+                        np.ascontiguousarray(rows, dtype=np.int64),
+                        np.ascontiguousarray(cand, dtype=np.int64))
 
 
 def _finish(cand: np.ndarray, key: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -127,17 +126,26 @@ def _expanded_form_slack(sq: np.ndarray, p: int):
     return lambda rows: bound * (sq[rows] + sq_max)
 
 
-def _search_blocks(n: int, k: int, scores, slack, exact) -> tuple[np.ndarray, np.ndarray]:
+def _search_blocks(n: int, k: int, scores, slack, exact, X=None) -> tuple[np.ndarray, np.ndarray]:
     """Row blocks of ``scores(rows)`` (values ordered as the distances, self excluded here), each
-    block's ``k`` smallest selected by :func:`_select_block`."""
+    block's ``k`` smallest selected by :func:`_select_block`, or, when the exact distances come from
+    coordinates ``X``, by the same rule in a parallel numba kernel."""
     block = _block_rows(n)
     idx = np.empty((n, k), dtype=np.int64)
     dist = np.empty((n, k))
+    if X is not None:
+        from .knn_kernels import select_rows
+
+        X = np.ascontiguousarray(X, dtype=np.float64)
     for start in range(0, n, block):
         rows = np.arange(start, min(n, start + block))
         A = scores(rows)
         A[np.arange(rows.size), rows] = np.inf
-        idx[rows], dist[rows] = _select_block(A, rows, k, slack(rows), exact)
+        if X is None:
+            idx[rows], dist[rows] = _select_block(A, rows, k, slack(rows), exact)
+        else:
+            select_rows(A, rows, k, np.broadcast_to(slack(rows), rows.shape).astype(np.float64),
+                        X, idx[start:start + rows.size], dist[start:start + rows.size])
     return idx, dist
 
 
@@ -153,7 +161,7 @@ def _exact_coordinates(X: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         return A
 
     return _search_blocks(X.shape[0], k, scores, _expanded_form_slack(sq, X.shape[1]),
-                          lambda rows, cand: np.sqrt(_exact_sq(X, rows, cand)))
+                          lambda rows, cand: np.sqrt(_exact_sq(X, rows, cand)), X=X)
 
 
 def _exact_matrix(D: np.ndarray, k: int, *, squared: bool = False,

@@ -112,25 +112,38 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         differ from the default path only within the calibration tolerance; a failed point's fallback
         weights include the point itself; and the extras ``V``, ``beta``, ``dint`` and ``adeg*`` are
         not available (asking for them is an error). Distances and gradients are the same either way.
-    n_threads, nn
-        Accepted for compatibility with the original.
-    bh, theta, inp_kernel
-        The original's Barnes-Hut t-SNE switch (``engine="bh"``) and its options.
+    n_threads
+        Accepted for compatibility with the original (numba uses all cores; set
+        ``NUMBA_NUM_THREADS`` to limit it).
+    bh, theta, inp_kernel, nn
+        The original's Barnes-Hut t-SNE: ``bh=True`` with method ``"tsne"`` runs ``engine=("bh",
+        {"theta": theta})`` on a sparse P from the ``"nngaussian"`` input kernel (or
+        ``inp_kernel``, e.g. ``"knn"``) with approximate neighbours (``nn="exact"`` for exact ones).
+        Ignored, as in the original, for every other method.
     eps : float
         Passed to a method given by bare name (the ``(name, params)`` form keeps the method's default).
     verbose : bool
         Log calibration, choices and epoch costs to stderr.
     metric : {"euclidean", "precomputed"}
     engine : str or (str, dict)
-        How gradients are computed: ``"dense"`` (exact, NumPy), ``"exact"`` (the same numbers from
-        fused numba kernels that visit each pair once, without n x n temporaries beyond P: for now
-        KL methods with symmetric P and a t, Gaussian or heavy-tailed kernel such as tsne, ssne,
-        hssne; other methods fall back to the dense evaluation) or ``"sgd"`` (the edge-sampling,
-        negative-sampling SGD of LargeVis/UMAP/NCVis, for largevis, umap, tumap and ncvis; options
-        ``negative_sample_rate``, ``repulsion_strength``, ``knn``). With ``sgd``, ``max_iter``
-        counts epochs, ``opt`` and exaggeration do not apply and ``itercosts`` holds sampled
-        estimates. ``"auto"`` uses ``sgd`` above 10,000 points for methods that have it, else
-        ``dense``, and logs its choice.
+        How gradients are computed (``list_methods()`` shows which engines serve which method):
+
+        - ``"dense"``: exact, NumPy, full n x n matrices: the reference.
+        - ``"exact"``: the same numbers from fused numba kernels that visit each pair once without
+          n x n temporaries beyond P (methods without fused kernels fall back to the dense
+          evaluation); with a sparse input kernel (``knn``, ``nngaussian``) P stays sparse.
+        - ``"bh"``: Barnes-Hut (1-D, 2-D, 3-D output; option ``theta``, default 0.5, 0 = exact) and
+          ``"fft"``: FIt-SNE interpolation (1-D, 2-D; options ``n_interp``, ``min_intervals``,
+          ``interval_size``), for the t-SNE family (KL with a Student-t or heavy-tailed kernel: tsne,
+          hssne, ...) on a kNN-restricted P; option ``knn`` ("auto", "exact", "nndescent").
+        - ``"sgd"``: the edge-sampling, negative-sampling SGD of LargeVis/UMAP/NCVis, for largevis,
+          umap, tumap and ncvis; options ``negative_sample_rate``, ``repulsion_strength``, ``knn``.
+          ``max_iter`` counts epochs, ``opt`` and exaggeration do not apply and ``itercosts`` holds
+          sampled estimates.
+        - ``"auto"`` (default): ``dense`` below 1,000 points, ``exact`` above for methods it serves;
+          above 10,000 points ``fft`` (1-D/2-D) or ``bh`` (3-D) for the t-SNE family and ``sgd`` for
+          the stochastic methods. The choice is logged and kept in ``res.engine``; kernel
+          compilation time is reported separately (``res.compile_secs``).
     random_state : int or numpy Generator, optional
         Controls every random choice.
     progress : bool or callable(iteration), optional
@@ -247,13 +260,9 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
     from ._names import match_name
 
     precomputed = match_name(metric, ("euclidean", "precomputed"), "metric") == "precomputed"
-    name, _, _ = split_spec(method)
-    if bh:
-        if name != "tsne":
-            logger.info("bh=True only applies to method 'tsne'; ignored for %r", name)
-        else:
-            engine = ("bh", {"theta": theta})
     m = build_method(method, perplexity=perplexity, eps=eps, use_cpp=bool(use_cpp))
+    if bh:
+        engine = _barnes_hut_tsne(m, method, engine, theta=theta, inp_kernel=inp_kernel, nn=nn)
     if Y_init is not None:
         resolve_init(Y_init)  # a bad name fails before any work
     if epoch is not None:
@@ -267,8 +276,9 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
         raise ValueError(f"need at least 3 points to embed; got {n}")
     if Y_init is not None and not isinstance(Y_init, str):
         check_init_matrix(Y_init, n, k)
-    eng = resolve_engine(engine, m, n)
+    eng = resolve_engine(engine, m, n, k)
     eng.check(n)
+    compile_secs = _warm_up(eng, m, k)
     logger.info("%s: %d points, %s input dims, method %s, engine %s", "smallvis", n,
                 "precomputed" if precomputed else data.X.shape[1], m.name, eng.name)
     common = dict(data=data, m=m, k=k, rng=rng, Y_init=Y_init, Y_init_sdev=Y_init_sdev,
@@ -303,10 +313,41 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
         G2norm=out.G2norm, costs=run["pcost"](out.Y), opt=run["opt"],
         perplexity=_reported_perplexity(m, run["state"]), itercosts=out.itercosts, pca_dims=pca_dims,
         whiten_dims=whiten_dims, diverged=out.diverged)
+    res.engine, res.compile_secs = eng.name, compile_secs
     for key, value in run.get("schedule", {}).items():
         setattr(res, key, value)
     res.extras = _collect_extras(extras, m, run["state"], data, out.Y)
     return res
+
+
+def _warm_up(eng, m, k) -> float:
+    """Compile (or load from numba's disk cache) the engine's kernels before the run, so the run's
+    timings and progress do not include it; the time is logged and kept in ``res.compile_secs``."""
+    if not hasattr(eng, "warm_up"):
+        return 0.0
+    secs = eng.warm_up(m, k)
+    logger.info("engine %s: kernels ready in %.2f s (compiled on first use, later loaded from the "
+                "disk cache)", eng.name, secs)
+    return secs
+
+
+def _barnes_hut_tsne(m, method, engine, *, theta, inp_kernel, nn):
+    """The original's ``bh=TRUE``: t-SNE on the Barnes-Hut engine with sparse P from the
+    ``nngaussian`` kernel (or ``inp_kernel``) and approximate neighbours unless ``nn="exact"``."""
+    import dataclasses
+
+    from ._names import match_name
+
+    if m.name != "tsne":
+        logger.info("bh=True only applies to method 'tsne'; ignored for %r", m.name)
+        return engine
+    _, params, _ = split_spec(method)
+    kernel = inp_kernel if inp_kernel is not None else params.get("inp_kernel", "nngaussian")
+    m.recipe = dataclasses.replace(m.recipe, kernel=kernel)
+    nn = match_name("approximate" if nn is None else nn, ("approximate", "exact"), "nn")
+    logger.info("bh=True: Barnes-Hut t-SNE, theta = %g, input kernel %s, %s neighbours", theta,
+                kernel, nn)
+    return ("bh", {"theta": theta, "knn": "exact" if nn == "exact" else "nndescent"})
 
 
 def _reported_perplexity(m, state):
@@ -356,7 +397,7 @@ def _run_gradient(eng, *, data, m, k, rng, Y_init, Y_init_sdev, pca_applied, max
     optimizer = _build_optimizer(opt, eta=eta, momentum=momentum, final_momentum=final_momentum,
                                  mom_switch_iter=mom_switch_iter, min_gain=min_gain, n=n,
                                  exaggeration_factor=exaggeration_factor)
-    state = m.prepare(data, extras=extras)
+    state = eng.prepare(m, data, extras=extras, rng=rng)
     init_name = resolve_init(m.default_init if Y_init is None else Y_init)
     Y = _initial_Y(Y_init, init_name, data=data, method=m, state=state, k=k, rng=rng,
                    pca_applied=pca_applied, Y_init_sdev=Y_init_sdev)

@@ -124,9 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--late-exaggeration", type=float, metavar="F", help="late exaggeration factor")
     g.add_argument("--start-late-lying-iter", type=int, metavar="N",
                    help="iteration after which late exaggeration starts")
-    g.add_argument("--engine", metavar="NAME", help="auto (default), dense, exact, sgd")
+    g.add_argument("--engine", metavar="NAME",
+                   help="auto (default), dense, exact, bh (Barnes-Hut), fft (FIt-SNE), sgd")
     g.add_argument("--engine-param", action="append", metavar="KEY=VALUE",
-                   help="engine option, e.g. negative_sample_rate=5 (repeatable)")
+                   help="engine option, e.g. theta=0.5 (bh) or negative_sample_rate=5 (sgd); "
+                        "repeatable")
     g.add_argument("--seed", type=int, metavar="S",
                    help="random seed (default: a fresh one, printed and recorded for reuse)")
     g = e.add_argument_group("output")

@@ -37,6 +37,8 @@ class SmallVisResult:
     whiten_dims: int | None = None
     metrics: dict | None = None
     diverged: bool = False
+    engine: str | None = None
+    compile_secs: float = 0.0
     extras: dict = field(default_factory=dict)
 
     def __getattr__(self, name):

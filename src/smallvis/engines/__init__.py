@@ -3,28 +3,23 @@
 
 from __future__ import annotations
 
-from .._logging import logger
 from .._names import match_name
-from .dense import DENSE_MATRICES, DenseEngine, available_memory, force_gradient
+from .dense import DenseEngine, force_gradient
+from .auto import resolve_auto
 from .exact import ExactEngine
-from .sgd import AUTO_SGD_N, SGDEngine
+from .sgd import SGDEngine
+from .bh import BarnesHutEngine
+from .fft import FFTEngine
 
-ENGINES = {"dense": DenseEngine, "exact": ExactEngine, "sgd": SGDEngine}
-PLANNED = ("bh", "fft")
-
-
-def _dense_fits(n: int) -> bool:
-    budget = available_memory()
-    return budget is None or DENSE_MATRICES * 8 * n * n <= 0.8 * budget
+ENGINES = {"dense": DenseEngine, "exact": ExactEngine, "sgd": SGDEngine, "bh": BarnesHutEngine,
+           "fft": FFTEngine}
+PLANNED = ()
 
 
-def resolve_engine(engine, method, n: int):
-    """An engine instance for ``engine`` (a name, ``(name, {options})`` or ``"auto"``).
-
-    ``auto`` keeps every method on the exact dense engine (the original's numbers) unless the method
-    has a stochastic version and there are more than ``AUTO_SGD_N`` points (or the dense matrices
-    would not fit in memory); then it uses ``sgd``.
-    """
+def resolve_engine(engine, method, n: int, k: int = 2):
+    """An engine instance for ``engine`` (a name, ``(name, {options})`` or ``"auto"``) running
+    ``method`` on ``n`` points in ``k`` output dimensions; ``auto`` follows
+    :func:`smallvis.engines.auto.choose_engine` and logs its choice."""
     options = {}
     if isinstance(engine, (tuple, list)):
         if not engine or not isinstance(engine[0], str) or (
@@ -33,14 +28,9 @@ def resolve_engine(engine, method, n: int):
         engine, options = engine[0], dict(engine[1]) if len(engine) > 1 else {}
     name = match_name(engine, ("auto",) + tuple(ENGINES) + PLANNED, "engine")
     if name == "auto":
-        stochastic = method.stochastic_plan() is not None
-        if stochastic and (n > AUTO_SGD_N or not _dense_fits(n)):
-            name = "sgd"
-            logger.info("engine='auto': %d points, method %s has a stochastic version: using the "
-                        "sgd engine (exact dense engine up to %d points)", n, method.name, AUTO_SGD_N)
-        else:
-            name = "dense"
-            logger.info("engine='auto': using the exact dense engine for %d points", n)
+        if options:
+            raise ValueError("engine 'auto' takes no options: name the engine to pass options")
+        name = resolve_auto(method, n, k, ENGINES)
     if name not in ENGINES:
         raise ValueError(
             f"engine {name!r} is not available in this version; available: "
@@ -54,8 +44,8 @@ def resolve_engine(engine, method, n: int):
         raise ValueError(f"unknown option(s) {', '.join(map(repr, unknown))} for engine {name!r}; "
                          f"{valid}")
     eng = cls(**options)
-    if name == "sgd":
-        eng.plan(method)  # refuse methods without a stochastic version now, with the list
+    if hasattr(eng, "plan"):
+        eng.plan(method)  # refuse a method the engine cannot run now, naming those it can
     return eng
 
 

@@ -37,8 +37,10 @@ def check_memory(n: int, matrices: int, engine: str, budget: int | None = None) 
             f"{matrices} n x n float64 matrices"
         raise MemoryError(
             f"the {engine} engine needs about {need / 2**30:.0f} GiB for {n} points ({what}) but "
-            f"this machine has {budget / 2**30:.0f} GiB: use fewer points (e.g. a random sample), "
-            f"or a sparse kernel with an approximate engine when available"
+            f"this machine has {budget / 2**30:.0f} GiB. Keep P sparse instead: engine='fft' or "
+            f"'bh' (t-SNE family, kNN-restricted P), engine='sgd' (largevis, umap, tumap, ncvis), "
+            f"or a sparse input kernel such as inp_kernel='nngaussian' or 'knn' with "
+            f"engine='exact'; or embed a random sample"
         )
 
 
@@ -54,6 +56,10 @@ class DenseEngine:
 
     def check(self, n: int) -> None:
         check_dense_memory(n)
+
+    def prepare(self, method, data, *, extras=frozenset(), rng=None):
+        """The method's input affinities as (n, n) arrays."""
+        return method.prepare(data, extras=extras)
 
     def evaluate(self, method, state, Y, exaggeration=1.0, *, cost=True, grad=True):
         """Return ``(pcost (n,) or None, gradient (n, k) or None)`` at ``Y``."""

@@ -1,0 +1,224 @@
+"""The FFT-interpolation engine (FIt-SNE style; Linderman et al. 2019, "Fast interpolation-based
+t-SNE for improved visualization of single-cell RNA-seq data"): sparse P, exact attraction, and the
+repulsion from polynomial interpolation on an equispaced grid with FFT convolution, for 1-D and 2-D
+output.
+
+The repulsion needs, for every point ``i``, with ``w = (1 + alpha d2)^(-1/alpha)`` (alpha = 1:
+Student-t)
+
+.. math::
+    S^0_i = \\sum_j w_{ij}, \\quad S^1_i = \\sum_j w_{ij}^{1+\\alpha}, \\quad
+    S^y_i = \\sum_j w_{ij}^{1+\\alpha} y_j, \\qquad
+    Z = \\sum_i S^0_i - n, \\quad R_i = y_i S^1_i - S^y_i
+
+(the sums include ``j = i``: ``w_ii = 1`` is removed from ``Z`` and cancels in ``R``). Each sum is a
+convolution of charges (1 or a coordinate) with a translation-invariant kernel (``w`` or
+``w^(1+alpha) = w / (1 + alpha d2)``). The bounding box of the embedding (a square in 2-D) is cut
+into ``n_boxes = max(min_intervals, ceil(extent / interval_size))`` intervals per dimension, raised
+until ``n_boxes * n_interp`` fills an FFT length with only the factors 2, 3 and 5; each interval
+holds ``n_interp`` evenly spaced nodes (:mod:`.fft_kernels`). Charges are spread onto the nodes with
+Lagrange weights, convolved with the kernel sampled on the node grid (a circulant embedding of
+twice the size, whose spectrum is real: a DCT-I of one quadrant), and the potentials interpolated
+back with the same weights.
+
+``Z`` is the quadratic form ``c^T K c`` of the node charges ``c`` of the charge 1, read off the
+spectrum (Parseval: no inverse transform), less the interpolated self terms
+``s_i = sum_{t, s} L_t(y_i) L_s(y_i) w(x_t - x_s)`` rather than ``n``: the pairs ``i != j`` are then
+all that is left, and the interpolation error of the ``n`` self terms does not enter ``Z``.
+
+Coordinates are taken relative to the centre of the box, which keeps the cancellation in
+``y_i S^1_i - S^y_i`` small. The error falls quickly with ``n_interp`` and with narrower intervals.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+import numpy as np
+
+from .._logging import logger
+from .approx import SparseKLEngine
+
+# the largest node grid (nodes per dimension) before the intervals are widened past interval_size
+MAX_NODES = {1: 2**20, 2: 1536}
+
+
+def _whole(value, name: str, low: int, high: int) -> int:
+    ok = not isinstance(value, (bool, np.bool_))
+    try:
+        ok = ok and int(value) == value and low <= int(value) <= high
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise ValueError(f"engine 'fft' option {name} must be a whole number in [{low}, {high}]; "
+                         f"got {value!r}")
+    return int(value)
+
+
+def fft_length(nodes: int) -> int:
+    """The smallest length >= ``nodes`` whose only prime factors are 2, 3 and 5."""
+    from scipy.fft import next_fast_len
+
+    return next_fast_len(int(nodes), real=True)
+
+
+class FFTEngine(SparseKLEngine):
+    """Sparse P, exact attraction, repulsion by interpolation on a grid and FFT convolution (1-D and
+    2-D output).
+
+    Parameters
+    ----------
+    knn : str
+        Neighbour search for the sparse P: ``auto``, ``exact`` or ``nndescent``.
+    n_interp : int
+        Interpolation nodes per interval and dimension (1 to 20; default 3).
+    min_intervals : int
+        Fewest intervals per dimension (1 to 10,000; default 50).
+    interval_size : float
+        Widest interval, in output units, while the grid stays under ``MAX_NODES`` (default 1).
+    """
+
+    name = "fft"
+    OPTIONS = ("knn", "n_interp", "min_intervals", "interval_size")
+
+    def __init__(self, knn: str = "auto", n_interp: int = 3, min_intervals: int = 50,
+                 interval_size: float = 1.0):
+        super().__init__(knn)
+        self.n_interp = _whole(n_interp, "n_interp", 1, 20)
+        self.min_intervals = _whole(min_intervals, "min_intervals", 1, 10_000)
+        if (isinstance(interval_size, (bool, np.bool_)) or not isinstance(interval_size, Real)
+                or not 0.0 < float(interval_size) < math.inf):
+            raise ValueError(f"engine 'fft' option interval_size must be a positive finite number; "
+                             f"got {interval_size!r}")
+        self.interval_size = float(interval_size)
+        self._warned = False
+        self._work = {}
+
+    def options(self) -> dict:
+        return {**super().options(), "n_interp": self.n_interp,
+                "min_intervals": self.min_intervals, "interval_size": self.interval_size}
+
+    # -- the grid -------------------------------------------------------------------------------
+    def grid(self, extent: float, k: int):
+        """``(n_boxes, h, L)`` for an embedding spanning ``extent`` in ``k`` dimensions: intervals
+        per dimension, their width, and half the FFT length (``n_boxes * n_interp <= L``).
+
+        Beyond ``MAX_NODES[k]`` nodes per dimension the intervals widen past ``interval_size``
+        (logged once per engine); a zero extent gets intervals of width 1e-8.
+        """
+        p = self.n_interp
+        want = self.min_intervals
+        if extent > 0.0:
+            want = max(want, math.ceil(extent / self.interval_size))
+        cap = max(1, MAX_NODES[k] // p)
+        if want > cap:
+            if not self._warned:
+                logger.warning(
+                    "engine 'fft': the embedding spans %.4g, which needs %d intervals per dimension "
+                    "at interval_size %g; using %d (wider intervals: a less accurate repulsion)",
+                    extent, want, self.interval_size, cap)
+                self._warned = True
+            want = cap
+        L = fft_length(want * p)
+        n_boxes = min(L // p, cap)
+        h = extent / n_boxes
+        if not h >= np.finfo(np.float64).tiny:
+            # all points (nearly) equal: intervals so narrow that the kernels are flat on the grid
+            h = 1e-8
+        return n_boxes, h, L
+
+    # -- the repulsion --------------------------------------------------------------------------
+    def repulsion(self, Y: np.ndarray, code: int, alpha: float, forces: bool):
+        """``(Z, R)`` by interpolation (see the module docstring)."""
+        import numba
+
+        from . import fft_kernels as kern
+
+        n, k = Y.shape
+        if k not in (1, 2):
+            raise ValueError(f"engine 'fft' handles 1-D and 2-D output only; got {k}-D: use "
+                             f"engine 'bh' (Barnes-Hut) or 'exact'")
+        lo, hi = np.empty(k), np.empty(k)
+        if not kern.bounding_box(Y, lo, hi):
+            return math.nan, (np.full((n, k), math.nan) if forces else None)
+        n_boxes, h, L = self.grid(float(np.max(hi - lo)), k)
+        p = self.n_interp
+        N, M = n_boxes * p, 2 * L
+        workers = numba.get_num_threads()
+
+        cell = self._buffer("cell", (n, k), np.int64)
+        lw = self._buffer("lw", (n, k, p))
+        kern.interpolation_weights(Y, lo, h, n_boxes, cell, lw)
+        start = self._buffer("start", (n_boxes + 1,), np.int64)
+        order = self._buffer("order", (n,), np.int64)
+        kern.sort_by_column(cell[:, 0], n_boxes, start, order)
+        Yc = Y - (lo + 0.5 * n_boxes * h)  # relative to the box's centre
+        # node charges, zero-padded to M along the last axis (rfft's; _forward pads the first):
+        # the spread writes only the nodes, so the padding stays zero
+        charges = self._buffer("charges", (1 + k,) + (N,) * (k - 1) + (M,))
+        (kern.spread_1d if k == 1 else kern.spread_2d)(order, start, cell, lw, Yc, charges)
+
+        # kernels on one quadrant of the node offsets (1-D: a single row)
+        quad = (L + 1 if k == 2 else 1, L + 1)
+        w, w1a = self._buffer("w", quad), self._buffer("w1a", quad)
+        kern.kernel_samples(code, alpha, h / p, w, w1a)
+        selfw = self._buffer("selfw", (n,))
+        kern.self_weights(lw, w[:p, :p], selfw)
+        F = _forward(charges, M, workers)
+        # Z = c^T K c - sum_i self_i with c the node charges of the charge 1; by Parseval
+        # c^T K c = M^-k sum_f |c_f|^2 K_f over the full spectrum, whose interior last-axis bins
+        # appear once in the half spectrum and count twice
+        power = F[0].real ** 2 + F[0].imag ** 2
+        power[..., 1:L] *= 2.0
+        Z = float(np.sum(power * _spectrum(w, k, workers))) / float(M) ** k - float(np.sum(selfw))
+        if not forces:
+            return Z, None
+        F *= _spectrum(w1a, k, workers)
+        phi = _backward(F, N, M, workers)
+        R = np.empty((n, k))
+        (kern.gather_1d if k == 1 else kern.gather_2d)(cell, lw, phi, Yc, R)
+        return Z, R
+
+    def _buffer(self, name: str, shape: tuple, dtype=np.float64) -> np.ndarray:
+        """A work array kept between calls while its shape holds (zeroed when first made)."""
+        buf = self._work.get(name)
+        if buf is None or buf.shape != shape:
+            buf = self._work[name] = np.zeros(shape, dtype=dtype)
+        return buf
+
+
+def _forward(charges: np.ndarray, M: int, workers: int) -> np.ndarray:
+    """The half spectrum (``rfftn``'s) of the node charges (channels first; the last axis already
+    zero-padded to ``M``), zero-padded to ``M`` along the first node axis in 2-D."""
+    from scipy import fft
+
+    F = fft.rfft(charges, axis=-1, workers=workers)
+    if charges.ndim == 3:
+        padded = np.zeros((F.shape[0], M, F.shape[2]), dtype=F.dtype)
+        padded[:, :F.shape[1]] = F
+        F = fft.fft(padded, axis=1, workers=workers, overwrite_x=True)
+    return F
+
+
+def _backward(F: np.ndarray, N: int, M: int, workers: int) -> np.ndarray:
+    """The inverse of :func:`_forward` restricted to the first ``N`` nodes per dimension (the
+    linear convolution; the rest is wrap-around)."""
+    from scipy import fft
+
+    if F.ndim == 3:
+        F = fft.ifft(F, axis=1, workers=workers, overwrite_x=True)[:, :N]
+    return fft.irfft(F, n=M, axis=-1, workers=workers)[..., :N]
+
+
+def _spectrum(K: np.ndarray, k: int, workers: int) -> np.ndarray:
+    """The DFT of the kernel on the circulant grid of length ``2 L`` per dimension, shaped as the
+    half spectrum of :func:`_forward`: the even extension of the quadrant ``K``
+    (``(1 or L + 1, L + 1)``) has the real DFT ``DCT-I(K)``; in 2-D its first axis is mirrored
+    back to ``2 L``."""
+    from scipy import fft
+
+    if k == 1:
+        return fft.dct(K[0], type=1, workers=workers)
+    S = fft.dctn(K, type=1, workers=workers)
+    return np.concatenate([S, S[-2:0:-1]], axis=0)

@@ -1,0 +1,193 @@
+"""The Barnes-Hut engine against the dense engine on the same P (the dense P stored as CSR)."""
+
+import numba
+import numpy as np
+import pytest
+from scipy import sparse
+
+import smallvis
+from smallvis.engines import resolve_engine
+from smallvis.engines.bh import BarnesHutEngine
+from smallvis.engines.bh_kernels import MAX_DEPTH, build_tree
+from smallvis.engines.dense import DenseEngine
+from smallvis.input.data import InputData
+from smallvis.metrics import knn_preservation
+from smallvis.methods import build_method
+from smallvis.methods.base import EPS, MethodState
+
+KERNELS = [("tsne", {}), ("hssne", {"alpha": 0.5}), ("hssne", {"alpha": 2.0})]
+ids = lambda v: str(v) if v else ""  # noqa: E731
+
+
+def _states(X, spec, perplexity=10):
+    """The method, its dense state, and a sparse state holding the same P."""
+    method = build_method(spec, perplexity=perplexity)
+    dense = method.prepare(InputData(X))
+    return method, dense, MethodState(P=sparse.csr_matrix(dense.P), affinities=dense.affinities)
+
+
+def _blobs(n, dim, centres=5, spread=6.0, seed=0):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(centres, size=n)
+    return rng.normal(scale=spread, size=(centres, dim))[labels] + rng.normal(size=(n, dim))
+
+
+def _exact_repulsion(Y, alpha=1.0):
+    """``Z = sum_{i != j} w_ij`` and ``R_i = sum_j w_ij^(1 + alpha) (y_i - y_j)`` in NumPy."""
+    diff = Y[:, None, :] - Y[None, :, :]
+    d2 = (diff ** 2).sum(axis=2)
+    w = (1.0 + alpha * d2) ** (-1.0 / alpha)
+    np.fill_diagonal(w, 0.0)
+    return w.sum(), np.einsum("ij,ijd->id", w ** (1.0 + alpha), diff)
+
+
+@pytest.fixture(scope="module")
+def X80():
+    return np.random.default_rng(7).normal(size=(80, 5))
+
+
+@pytest.mark.parametrize("exaggeration", [1.0, 4.0])
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("spec", KERNELS, ids=ids)
+def test_theta_zero_is_the_exact_gradient_and_cost(X80, spec, k, exaggeration):
+    """theta = 0 opens every cell: the dense engine's numbers up to the eps in d2 and Z."""
+    method, dense, sp = _states(X80, spec)
+    Y = np.random.default_rng(k).normal(scale=2.0, size=(80, k))
+    cd, Gd = DenseEngine().evaluate(method, dense, Y, exaggeration)
+    cb, Gb = BarnesHutEngine(theta=0.0).evaluate(method, sp, Y, exaggeration)
+    assert cb.shape == (80,) and Gb.shape == (80, k)
+    np.testing.assert_allclose(Gb, Gd, rtol=1e-9, atol=1e-12 * np.abs(Gd).max())
+    # the dense cost also has eps-floored terms on the pairs P does not store (the diagonal)
+    np.testing.assert_allclose(cb, cd, rtol=1e-9, atol=1e-9 * np.abs(cd).max())
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("alpha", [1.0, 0.5, 2.0])
+def test_theta_zero_repulsion_matches_numpy(k, alpha):
+    Y = np.random.default_rng(3).normal(size=(150, k))
+    Z, R = BarnesHutEngine(theta=0.0).repulsion(Y, 0 if alpha == 1.0 else 2, alpha, True)
+    Ze, Re = _exact_repulsion(Y, alpha)
+    assert Z == pytest.approx(Ze, rel=1e-11)
+    np.testing.assert_allclose(R, Re, rtol=1e-9, atol=1e-12 * np.abs(Re).max())
+
+
+@pytest.mark.parametrize("data", ["random", "clustered"])
+@pytest.mark.parametrize("spec, k", [("tsne", 2), ("tsne", 3), (("hssne", {"alpha": 0.5}), 2)],
+                         ids=ids)
+def test_theta_half_gradient_error(spec, k, data):
+    """Relative gradient error ||G_bh - G|| / ||G|| at n = 500: measured up to 1.8e-2 (t-SNE) and
+    2.3e-2 (heavy-tailed, alpha 0.5, 3-D) at theta = 0.5; bound 3e-2. It shrinks with theta
+    (about 1e-3 at theta = 0.2, 5e-2 to 1e-1 at theta = 1)."""
+    n = 500
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(n, 10)) if data == "random" else _blobs(n, 10, spread=5.0, seed=1)
+    method, dense, sp = _states(X, spec, perplexity=30)
+    Y = rng.normal(scale=3.0, size=(n, k)) if data == "random" else _blobs(n, k, seed=2)
+    _, Gd = DenseEngine().evaluate(method, dense, Y)
+    errs = []
+    for theta in (0.2, 0.5, 1.0):
+        _, Gb = BarnesHutEngine(theta=theta).evaluate(method, sp, Y)
+        errs.append(np.linalg.norm(Gb - Gd) / np.linalg.norm(Gd))
+    assert errs[0] < 5e-3
+    assert errs[1] < 3e-2
+    assert errs[0] < errs[1] < errs[2]
+
+
+def test_exact_duplicates_share_a_leaf_and_do_not_repel_each_other():
+    """Points within eps of each other are merged into one leaf, which each of them skips as its
+    own location: the pair's weight w = 1 is missing from Z (once per ordered pair). Their force
+    on each other is zero anyway (y_i - y_j = 0), so R is exact."""
+    Y = np.random.default_rng(5).normal(size=(60, 2))
+    Y[1] = Y[0]
+    Y[7] = Y[3]
+    Y[8] = Y[3]  # a triple: 6 ordered pairs
+    Z, R = BarnesHutEngine(theta=0.0).repulsion(Y, 0, 1.0, True)
+    Ze, Re = _exact_repulsion(Y)
+    assert np.isfinite(Z) and np.isfinite(R).all()
+    assert Z == pytest.approx(Ze - 2 - 6, rel=1e-11)
+    np.testing.assert_allclose(R, Re, rtol=1e-9, atol=1e-12 * np.abs(Re).max())
+    children, count, com, leaf, _ = build_tree(Y, EPS)
+    assert leaf[0] == leaf[1] and leaf[3] == leaf[7] == leaf[8] and count[leaf[3]] == 3
+
+
+def test_degenerate_layouts_do_not_crash(X80):
+    method, _, sp = _states(X80, "tsne")
+    eng = BarnesHutEngine()
+    # every point at the same place: one leaf that every point skips
+    cost, G = eng.evaluate(method, sp, np.ones((80, 2)))
+    assert np.isfinite(cost).all() and np.all(G == 0.0)
+    # distinct points too close to be separated within MAX_DEPTH levels are merged (depth cap)
+    Y = np.random.default_rng(0).normal(size=(80, 2))
+    Y[:20] = 1.0 + np.arange(20)[:, None] * 4 * EPS
+    cost, G = eng.evaluate(method, sp, Y)
+    assert np.isfinite(cost).all() and np.isfinite(G).all()
+    children, count, _, leaf, _ = build_tree(Y, EPS)
+    assert len(set(leaf[:20])) < 20 and len(count) < 80 + 20 * MAX_DEPTH
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_does_not_depend_on_the_number_of_threads(k):
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs 2 threads")
+    X = _blobs(1500, 6, seed=4)
+    method = build_method("tsne", perplexity=15)
+    state = method.prepare_sparse(InputData(X), knn_method="exact")
+    Y = _blobs(1500, k, seed=5)
+    eng = BarnesHutEngine(theta=0.5)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        c1, G1 = eng.evaluate(method, state, Y, 4.0)
+        numba.set_num_threads(2)
+        c2, G2 = eng.evaluate(method, state, Y, 4.0)
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(c1, c2) and np.array_equal(G1, G2)
+
+
+def test_cost_and_gradient_flags(X80):
+    method, _, sp = _states(X80, "tsne")
+    Y = np.random.default_rng(2).normal(size=(80, 2))
+    eng = BarnesHutEngine()
+    cost, G = eng.evaluate(method, sp, Y, 2.0)
+    c_only, none = eng.evaluate(method, sp, Y, 2.0, grad=False)
+    assert none is None and np.array_equal(c_only, cost)
+    assert eng.evaluate(method, sp, Y, 2.0, cost=False)[0] is None
+
+
+@pytest.mark.parametrize("method", ["tsne", ("hssne", {"alpha": 0.5})], ids=ids)
+def test_end_to_end_matches_dense_quality(method):
+    X = _blobs(300, 10, centres=6, seed=0)
+    pres = {}
+    for engine in ("dense", ("bh", {"theta": 0.5})):
+        Y = smallvis.smallvis(X, method=method, engine=engine, max_iter=200, random_state=0)
+        assert np.isfinite(Y).all()
+        pres[engine[0] if isinstance(engine, tuple) else engine] = knn_preservation(X, Y, 10)
+    assert pres["bh"] > 0.3
+    assert abs(pres["bh"] - pres["dense"]) < 0.05
+
+
+@pytest.mark.parametrize("method", ["largevis", "ssne"])
+def test_refuses_methods_it_cannot_run(method):
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(ValueError, match=r"engine 'bh'.*methods it runs: .*tsne.*hssne"):
+        smallvis.smallvis(X, method=method, engine="bh", max_iter=1)
+
+
+@pytest.mark.parametrize("theta", [-1, "x", float("nan"), float("inf"), True, None])
+def test_bad_theta(theta):
+    with pytest.raises(ValueError, match="option theta must be a finite number >= 0"):
+        resolve_engine(("bh", {"theta": theta}), build_method("tsne"), 100)
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(ValueError, match="theta"):
+        smallvis.smallvis(X, engine=("bh", {"theta": theta}), max_iter=1)
+
+
+def test_options_and_unsupported_dimensions(X80):
+    eng = resolve_engine(("bh", {"theta": 0.25, "knn": "exact"}), build_method("tsne"), 100)
+    assert isinstance(eng, BarnesHutEngine) and eng.options() == {"theta": 0.25, "knn": "exact"}
+    with pytest.raises(ValueError, match="unknown option.*'thetta'.*valid: theta, knn"):
+        resolve_engine(("bh", {"thetta": 0.5}), build_method("tsne"), 100)
+    method, _, sp = _states(X80, "tsne")
+    with pytest.raises(ValueError, match=r"1, 2, 3 output dimensions; got k = 4.*'exact'"):
+        eng.evaluate(method, sp, np.zeros((80, 4)))

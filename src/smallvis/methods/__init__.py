@@ -39,9 +39,25 @@ class MethodInfo:
         return f"{self.name} [{self.family}] {self.description} ({params})"
 
 
+def _engines(spec) -> tuple:
+    """The engines that run a method natively with its default parameters (``exact`` serves every
+    method, through the dense evaluation where it has no fused kernels: listed only when native)."""
+    from ..engines.approx import served_form
+    from ..engines.exact import native_form
+
+    method = build_method(spec.name)
+    found = ["dense"]
+    if native_form(method) is not None:
+        found.append("exact")
+    if served_form(method) is not None:
+        found += ["bh", "fft"]
+    return tuple(found) + tuple(e for e in spec.engines if e not in found)
+
+
 def list_methods() -> list[MethodInfo]:
-    """Every registered method with its family, parameters (with defaults), description and engines."""
-    return [MethodInfo(s.name, s.family, dict(s.params), s.description, s.engines)
+    """Every registered method with its family, parameters (with defaults), description and the
+    engines that run it natively."""
+    return [MethodInfo(s.name, s.family, dict(s.params), s.description, _engines(s))
             for s in REGISTRY.values()]
 
 

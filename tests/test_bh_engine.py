@@ -110,6 +110,18 @@ def test_exact_duplicates_share_a_leaf_and_do_not_repel_each_other():
     assert leaf[0] == leaf[1] and leaf[3] == leaf[7] == leaf[8] and count[leaf[3]] == 3
 
 
+def test_a_tiny_embedding_keeps_its_points_apart():
+    """Early exaggeration can shrink an embedding to ~1e-15: distinct points must not merge (the
+    merge tolerance is relative to the embedding's width), or Z collapses to eps."""
+    Y = np.random.default_rng(1).normal(size=(200, 2)) * 1e-15
+    Z, R = BarnesHutEngine(theta=0.5).repulsion(Y, 0, 1.0, True)
+    Zx, Rx = _exact_repulsion(Y)
+    # every distance is below sqrt(eps): w = 1 and whole cells are summarised, the point itself
+    # included (each point counts itself once at most: Z <= Zx + n); with merged points Z was eps
+    assert Zx - 1e-6 <= Z <= Zx + 200 + 1e-6
+    assert np.linalg.norm(R - Rx) < 1e-3 * np.linalg.norm(Rx)
+
+
 def test_degenerate_layouts_do_not_crash(X80):
     method, _, sp = _states(X80, "tsne")
     eng = BarnesHutEngine()
@@ -191,3 +203,33 @@ def test_options_and_unsupported_dimensions(X80):
     method, _, sp = _states(X80, "tsne")
     with pytest.raises(ValueError, match=r"1, 2, 3 output dimensions; got k = 4.*'exact'"):
         eng.evaluate(method, sp, np.zeros((80, 4)))
+
+
+def test_the_originals_bh_switch():
+    """``bh=True`` (the original's way): t-SNE on the bh engine with theta, nngaussian P (3 x
+    perplexity neighbours per row before symmetrising) and exact neighbours with nn="exact"."""
+    X = _blobs(200, 8, centres=4, seed=2)
+    res = smallvis.smallvis(X, bh=True, theta=0.3, nn="exact", perplexity=10, max_iter=50,
+                            random_state=0, ret_extra=["P"])
+    assert res.engine == "bh" and res.method == "tsne"
+    assert sparse.issparse(res.P) and abs(res.P.sum() - 1.0) < 1e-12
+    assert np.diff(res.P.indptr).min() >= 30  # each row holds at least its own 30 neighbours
+    knn_kernel = smallvis.smallvis(X, bh=True, inp_kernel="knn", nn="exact", perplexity=10,
+                                   max_iter=50, random_state=0, ret_extra=["P"])
+    # knn kernel: mutual neighbours get (1/10 + 1/10) / 2, normalised over 200 rows
+    np.testing.assert_allclose(knn_kernel.P.data.max(), 1 / (200 * 10), rtol=1e-12)
+    # ignored for other methods, as in the original
+    other = smallvis.smallvis(X, method="ssne", bh=True, max_iter=5, ret_extra=True)
+    assert other.engine == "dense"
+    with pytest.raises(ValueError, match="nn"):
+        smallvis.smallvis(X, bh=True, nn="sometimes", max_iter=5)
+
+
+def test_bh_from_the_command_line(tmp_path):
+    from smallvis.cli import main
+
+    out = tmp_path / "bh.csv"
+    assert main(["embed", "iris", "--engine", "bh", "--engine-param", "theta=0.3", "--max-iter",
+                 "50", "--seed", "1", "--out", str(out)]) == 0
+    Y = np.loadtxt(out, delimiter=",", skiprows=1, usecols=(0, 1))
+    assert Y.shape == (150, 2) and np.isfinite(Y).all()

@@ -13,8 +13,10 @@ leaf or when
 contributing ``N_c w`` to ``Z`` and ``N_c w^(1 + alpha) (y_i - com_c)`` to the repulsion, with
 ``w = (1 + alpha d^2)^(-1/alpha)`` (``alpha = 1``: Student-t); otherwise its children are visited.
 ``Z = sum_i Z_i + eps``. With ``theta = 0`` every cell is opened down to its leaves: the exact
-gradient, except that points within ``eps`` of each other (exact duplicates) share a leaf and do not
-repel each other, and the ``eps`` added to every squared distance.
+gradient, except for the ``eps`` added to every squared distance and that points within ``eps``
+times the embedding's width of each other (exact duplicates) share a leaf and do not repel each
+other (the original merges within an absolute ``eps``, which merges every point once early
+exaggeration has shrunk the embedding to ~1e-15).
 """
 
 from __future__ import annotations
@@ -85,8 +87,14 @@ class BarnesHutEngine(SparseKLEngine):
 
         Y = np.ascontiguousarray(Y, dtype=np.float64)
         eps = self._eps
-        node, skip, order = kern.preorder(*kern.build_tree(Y, eps))
+        side = float(np.max(np.ptp(Y, axis=0))) if n else 0.0
+        # points closer than eps relative to the embedding's size share a leaf: the original's
+        # absolute eps where the embedding is about 1 wide, without merging everything when early
+        # exaggeration shrinks it to nearly a point
+        tol = eps * side if side > 0 else eps
+        node, skip, order = kern.preorder(*kern.build_tree(Y, tol))
         zrow = np.empty(n)
         R = np.empty((n, k)) if forces else np.empty((0, k))
-        kern.repulsion_sums(Y, node, skip, order, self.theta, eps, code, alpha, forces, zrow, R)
+        kern.repulsion_sums(Y, node, skip, order, self.theta, eps, tol, code, alpha, forces, zrow,
+                            R)
         return float(zrow.sum()) + eps, (R if forces else None)

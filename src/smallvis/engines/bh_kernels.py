@@ -5,9 +5,11 @@ first use and cached on disk).
 The tree follows the original's Barnes-Hut t-SNE:
 
 - the root cell is centred at the midpoint of the bounding box, its side the largest range;
-- points are inserted in input order; a leaf holds one distinct location, and a point within ``eps``
+- points are inserted in input order; a leaf holds one distinct location, and a point within ``tol``
   of a leaf's centre of mass in every coordinate is merged into it (its count goes up by one, its
-  centre of mass is the running mean);
+  centre of mass is the running mean). The original's ``tol`` is ``eps``; the engine passes ``eps``
+  times the root cell's side, which is the same wherever that side is about 1 but keeps distinct
+  points distinct in a tiny embedding (early exaggeration can shrink one to 1e-15);
 - the child of a cell is chosen by ``y_d > c_d`` for each coordinate ``d`` (bit ``d`` of the child's
   slot), so in two dimensions the slots are SW (0), SE (1), NW (2), NE (3);
 - each node keeps its count and centre of mass (the mean of its points).
@@ -52,10 +54,10 @@ def _slot(y, centre):
 
 
 @njit(cache=True, fastmath=FAST, error_model="numpy")
-def _close(a, b, eps):
-    """True when ``|a_d - b_d| < eps`` in every coordinate."""
+def _close(a, b, tol):
+    """True when ``|a_d - b_d| < tol`` in every coordinate."""
     for d in range(a.shape[0]):
-        if not abs(a[d] - b[d]) < eps:
+        if not abs(a[d] - b[d]) < tol:
             return False
     return True
 
@@ -77,8 +79,8 @@ def _grow(children, count, com, moved):
 
 
 @njit(cache=True, fastmath=FAST, error_model="numpy")
-def build_tree(Y, eps):
-    """Insert the rows of ``Y`` (n, k) in order.
+def build_tree(Y, tol):
+    """Insert the rows of ``Y`` (n, k) in order (points within ``tol`` of a leaf merge into it).
 
     Returns ``(children (m, 2^k), count (m,), com (m, k), leaf (n,), side)``: the nodes in
     creation order (a child always after its parent); ``children[c, s]`` the node in slot ``s``
@@ -140,7 +142,7 @@ def build_tree(Y, eps):
                 for d in range(k):
                     com[node, d] = y[d]
                 break
-            elif depth >= MAX_DEPTH or _close(y, com[node], eps):
+            elif depth >= MAX_DEPTH or _close(y, com[node], tol):
                 # a duplicate (or inseparable, see MAX_DEPTH): merged into the leaf
                 c = count[node] + 1.0
                 count[node] = c
@@ -235,7 +237,7 @@ def preorder(children, count, com, leaf, side):
 
 
 @njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
-def repulsion_sums(Y, node, skip, order, theta, eps, code, alpha, want_forces, zrow, R):
+def repulsion_sums(Y, node, skip, order, theta, eps, tol, code, alpha, want_forces, zrow, R):
     """Barnes-Hut sums for every point ``i`` (``k = Y.shape[1]`` in 1, 2, 3) over the preordered
     tree (``node``, ``skip`` of :func:`preorder`; points visited in ``order``, which each point's
     sums do not depend on):
@@ -244,8 +246,8 @@ def repulsion_sums(Y, node, skip, order, theta, eps, code, alpha, want_forces, z
     ``R[i] = sum_c N_c w_c^(1 + alpha) (y_i - com_c)`` over the summarised nodes ``c``, with
     ``d2 = eps + |com_c - y_i|^2`` and ``w = 1 / (1 + d2)`` (Student-t, ``code == 0``, alpha 1)
     or ``(1 + alpha d2)^(-1/alpha)``. A node is summarised when it is a leaf or
-    ``side^2 < theta^2 d2``; leaves within ``eps`` of ``y_i`` in every coordinate (the point
-    itself and its exact duplicates) are skipped.
+    ``side^2 < theta^2 d2``; leaves within ``tol`` of ``y_i`` in every coordinate (the point
+    itself and the points merged with it) are skipped.
 
     The coordinates are held in three scalars (the missing ones 0), so the loop keeps everything
     in registers whatever k.
@@ -272,7 +274,7 @@ def repulsion_sums(Y, node, skip, order, theta, eps, code, alpha, want_forces, z
             e2 = y2 - rec[2] if k > 2 else 0.0
             d2 = eps + (e0 * e0 + e1 * e1 + e2 * e2)
             if nxt == p + 1:  # a leaf: skipped when it is y_i's own location
-                if abs(e0) < eps and abs(e1) < eps and abs(e2) < eps:
+                if abs(e0) < tol and abs(e1) < tol and abs(e2) < tol:
                     p = nxt
                     continue
             elif not rec[k + 1] < theta2 * d2:  # too close to summarise: open it

@@ -232,10 +232,18 @@ def kl_terms(P, Yt, f, code, alpha, clamp, eps, Z, bounds, want_cost, want_grad,
                         acc += v
                         cb[j] += v
                 cbuf[c, i] += acc
-    # add the chunks' partial sums in chunk order (a chunk only wrote rows >= its first row)
+    reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, cross)
+
+
+@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+def reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, out):
+    """Add the chunks' partial sums in chunk order (a chunk only wrote rows >= its first row):
+    ``G[i, d] = sum_c gbuf[c, d, i]`` and ``out[i] = sum_c cbuf[c, i]``."""
+    chunks = bounds.shape[0] - 1
+    n = G.shape[0] if want_grad else out.shape[0]
     for i in prange(n):
         if want_grad:
-            for d in range(k):
+            for d in range(G.shape[1]):
                 s = 0.0
                 for c in range(chunks):
                     if bounds[c] <= i:
@@ -246,7 +254,7 @@ def kl_terms(P, Yt, f, code, alpha, clamp, eps, Z, bounds, want_cost, want_grad,
             for c in range(chunks):
                 if bounds[c] <= i:
                     s += cbuf[c, i]
-            cross[i] = s
+            out[i] = s
 
 
 @njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")

@@ -28,7 +28,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
-from .exact_kernels import FAST, _row_d2
+from .exact_kernels import FAST, _row_d2, reduce_chunks
 
 # divergences (the row function to call)
 KL_REPULSION, LARGEVIS, UMAP, RKL, JS, CHI2, HELLINGER, MMDS, SSTRESS, SAMMON = range(10)
@@ -295,21 +295,7 @@ def pair_pass(Yt, X, div, wk, prm, bounds, want_cost, want_grad, two_forces,
                     cb[j] += cc[j]
                 cbuf[c, i] += acc
         part[c] = s
-    # add the chunks' partial sums in chunk order (a chunk only wrote rows >= its first row)
-    for i in prange(n):
-        if want_grad:
-            for d in range(nf):
-                t = 0.0
-                for c in range(chunks):
-                    if bounds[c] <= i:
-                        t += gbuf[c, d, i]
-                G[i, d] = t
-        if want_cost:
-            t = 0.0
-            for c in range(chunks):
-                if bounds[c] <= i:
-                    t += cbuf[c, i]
-            pcost[i] = t
+    reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, pcost)
     total = 0.0
     for c in range(chunks):
         total += part[c]

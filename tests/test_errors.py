@@ -126,6 +126,22 @@ def test_dense_memory_refused_before_allocation():
     check_dense_memory(1000, budget=24 * 2**30)
 
 
+def test_memory_guard_names_the_sparse_options(monkeypatch, capsys, tmp_path):
+    from smallvis.cli import main
+    from smallvis.engines import auto, dense
+
+    budget = lambda: 8 * 3000**2 * 2  # noqa: E731 - room for P, not for the dense engine
+    monkeypatch.setattr(dense, "available_memory", budget)
+    monkeypatch.setattr(auto, "available_memory", budget)
+    X = np.random.default_rng(0).normal(size=(3000, 3))
+    with pytest.raises(MemoryError, match=r"engine='fft'.*inp_kernel='nngaussian'"):
+        smallvis(X, engine="dense", max_iter=1)
+    data = tmp_path / "x.csv"
+    np.savetxt(data, X, delimiter=",")
+    assert main(["embed", str(data), "--engine", "dense", "--max-iter", "1"]) == 1
+    assert "engine='fft' or 'bh'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("beta", [0, -1.0])
 def test_bandwidth_beta_must_be_positive(iris10, beta):
     with pytest.raises(ValueError, match=r"beta \(output precision\) must be positive"):

@@ -71,9 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:
             pass
         return 0
-    except MemoryError:
-        print(f"{PROG}: error: out of memory: try fewer points, --pca N, or another --engine",
-              file=sys.stderr)
+    except MemoryError as err:  # our guard's message says what to do; a real one gets a hint
+        hint = str(err) or "out of memory: try fewer points, --pca N, or another --engine"
+        print(f"{PROG}: error: {hint}", file=sys.stderr)
         return 1
     except (ValueError, TypeError, KeyError, OSError) as err:  # FileNotFoundError is an OSError
         if getattr(args, "verbose", False):

@@ -148,7 +148,7 @@ def intrinsic_dimensionality(X, perplexities=None, *, labels=None, metric: str =
     labels : array (n,), optional
         Also report each class's mean curve and IDP.
     n_neighbors : int, optional
-        Calibrate on each point's ``n_neighbors`` nearest neighbours only (exact search up to 4,096
+        Calibrate on each point's ``n_neighbors`` nearest neighbours only (exact search up to 20,000
         points, pynndescent beyond) instead of all n - 1 others: O(n k) memory for large n, an
         approximation. The truncated tail lowers δ: with 5 times the largest candidate it is
         within about 2% (3 times, as perplexity calibrations usually use, loses about 10%).

@@ -16,6 +16,10 @@ from smallvis.methods.base import MethodState
 
 FUSED = [("tsne", {}), ("ssne", {}), ("hssne", {"alpha": 0.5}), ("hssne", {"alpha": 2.0}),
          ("tsne", {"inp_kernel": "knn"})]
+# asymmetric P, row-normalised Q or per-point output precisions (exact_asymmetric_kernels)
+GENERAL = [("asne", {}), ("tasne", {}), ("trsrsne", {}), ("arsrsne", {}), ("trmsne", {}),
+           ("tmsne", {}), ("tsne", {"symmetrize": "none"}), ("hssne", {"symmetrize": "none"}),
+           ("btsne", {}), ("btsne", {"beta": 2.0}), ("bssne", {}), ("btasne", {}), ("basne", {})]
 
 
 @pytest.fixture(scope="module")
@@ -48,18 +52,22 @@ def assert_same(a, b, rtol=1e-10):
 
 @pytest.mark.parametrize("exaggeration", [1.0, 4.0])
 @pytest.mark.parametrize("k", [1, 2, 3])
-@pytest.mark.parametrize("name, params", FUSED, ids=lambda v: str(v) if v else "")
+@pytest.mark.parametrize("name, params", FUSED + GENERAL, ids=lambda v: str(v) if v else "")
 def test_matches_the_dense_engine(X60, name, params, k, exaggeration):
     method, state = _prepared(X60, (name, params))
-    assert method.fused_form(state) is not None
+    form = method.fused_form(state)
+    assert form is not None
     Y = _Y(method, k)
     dense = DenseEngine().evaluate(method, state, Y, exaggeration)
     exact = ExactEngine().evaluate(method, state, Y, exaggeration)
     assert exact[0].shape == (60,) and exact[1].shape == (60, k)
+    assert state.data["_exact_engine_plan"][0] == ("kl" if form.plain else "kl-general")
     assert_same(dense, exact)
 
 
-@pytest.mark.parametrize("name, params", FUSED[:3], ids=lambda v: str(v) if v else "")
+@pytest.mark.parametrize("name, params", FUSED[:3] + [("tasne", {}), ("basne", {}),
+                                                     ("trmsne", {})],
+                         ids=lambda v: str(v) if v else "")
 def test_cost_and_gradient_flags(X60, name, params):
     method, state = _prepared(X60, (name, params))
     Y = _Y(method, 2)
@@ -73,14 +81,15 @@ def test_cost_and_gradient_flags(X60, name, params):
     assert eng.evaluate(method, state, Y, cost=False, grad=False) == (None, None)
 
 
-def test_clamped_q_matches_dense_far_apart(X60):
+@pytest.mark.parametrize("spec", ["ssne", "asne", "bssne"])
+def test_clamped_q_matches_dense_far_apart(X60, spec):
     """Gaussian weights that underflow: Q floored at eps, as the dense engine does."""
-    method, state = _prepared(X60, "ssne")
+    method, state = _prepared(X60, spec)
     Y = np.random.default_rng(0).normal(scale=20.0, size=(60, 2))
     assert_same(DenseEngine().evaluate(method, state, Y), ExactEngine().evaluate(method, state, Y))
 
 
-@pytest.mark.parametrize("spec", ["tsne", "ssne"])
+@pytest.mark.parametrize("spec", ["tsne", "ssne", "asne", "trsrsne", "trmsne", "btsne", "btasne"])
 def test_does_not_depend_on_the_number_of_threads(X60, spec):
     import numba
 
@@ -111,8 +120,7 @@ def test_chunks_cover_every_row_with_balanced_pairs(n):
         assert max(pairs) <= n * (n - 1) // 2 / (len(b) - 1) + n
 
 
-@pytest.mark.parametrize("spec", ["asne", "tasne", "btsne", "wtsne", "bhssne", "trmsne", "gsne",
-                                  "ntumap", "knnmmds", "gmmds",
+@pytest.mark.parametrize("spec", ["wtsne", "wssne", "bhssne", "gsne", "ntumap", "knnmmds", "gmmds",
                                   ("largevis", {"symmetrize": "none"})])
 def test_methods_without_a_fused_form_fall_back_to_dense(X60, spec, caplog):
     method, state = _prepared(X60, spec)
@@ -136,7 +144,35 @@ def test_fused_forms():
     hssne = build_method(("hssne", {"alpha": 2.0})).fused_form(state)
     assert hssne.kernel == 2 and hssne.alpha == 2.0 and not hssne.clamp_q
     assert build_method("skdtsne").fused_form(state) is not None
-    assert build_method(("tsne", {"symmetrize": "none"})).fused_form(state) is None
+    assert build_method("tsne").fused_form(state).plain
+    unsym = build_method(("tsne", {"symmetrize": "none"})).fused_form(state)
+    assert unsym.kernel == 0 and not unsym.symmetric_p and not unsym.plain
+    asne = build_method("asne").fused_form(state)
+    assert asne.kernel == 1 and asne.clamp_q and asne.normalisation == "row"
+    assert not build_method("trsrsne").fused_form(state).symmetric_p
+    btsne = build_method("btsne").fused_form(state)
+    assert btsne.bandwidths and btsne.symmetric_p and not btsne.plain
+    assert build_method("wtsne").fused_form(state) is None
+
+
+@pytest.mark.parametrize("spec", ["asne", "tasne", "trsrsne", "trmsne", "tmsne", "btsne", "basne",
+                                  ("tsne", {"symmetrize": "none"}),
+                                  ("tasne", {"inp_kernel": "knn"})])
+def test_sparse_p_engines_do_not_take_the_general_forms(spec):
+    from smallvis.engines.approx import served_form
+    from smallvis.engines.exact import sparse_input
+
+    method = build_method(spec)
+    assert native_form(method) is not None
+    assert served_form(method) is None and not sparse_input(method)
+
+
+def test_sparse_p_engines_serve_only_plain_forms():
+    from smallvis.engines.approx import served_methods
+
+    served = served_methods()
+    assert "tsne" in served and "hssne" in served
+    assert not {name for name, params in GENERAL if not params} & set(served)
 
 
 def test_asymmetric_p_falls_back_to_dense(caplog):
@@ -167,10 +203,18 @@ def test_end_to_end_matches_the_dense_run(iris10, iris10_Y):
 
 
 def test_end_to_end_with_a_fallback_method(iris10, iris10_Y):
-    dense = smallvis(iris10, Y_init=iris10_Y, method="asne", perplexity=5, eta=0.1, max_iter=50)
-    exact = smallvis(iris10, Y_init=iris10_Y, method="asne", perplexity=5, eta=0.1, max_iter=50,
+    dense = smallvis(iris10, Y_init=iris10_Y, method="wtsne", perplexity=5, eta=0.1, max_iter=50)
+    exact = smallvis(iris10, Y_init=iris10_Y, method="wtsne", perplexity=5, eta=0.1, max_iter=50,
                      engine="exact")
     np.testing.assert_array_equal(exact, dense)
+
+
+@pytest.mark.parametrize("method", ["asne", "btasne"])
+def test_end_to_end_general_form_matches_the_dense_run(iris10, iris10_Y, method):
+    kw = dict(Y_init=iris10_Y, method=method, perplexity=5, eta=0.1, max_iter=50, ret_extra=True)
+    dense, exact = smallvis(iris10, **kw), smallvis(iris10, engine="exact", **kw)
+    np.testing.assert_allclose(exact.Y, dense.Y, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(exact.costs, dense.costs, rtol=1e-9, atol=1e-12)
 
 
 def test_engine_registry():
@@ -263,9 +307,11 @@ def test_pair_form_cost_and_gradient_flags(X60, spec):
 def test_fused_methods():
     names = fused_methods()
     for name in ("tsne", "ssne", "hssne", "skdtsne", "largevis", "umap", "tumap", "rklsne",
-                 "jssne", "chsne", "hlsne", "mmds", "ballmmds", "smmds", "sammon"):
+                 "jssne", "chsne", "hlsne", "mmds", "ballmmds", "smmds", "sammon", "asne",
+                 "tasne", "trsrsne", "arsrsne", "trmsne", "tmsne", "btsne", "bssne", "btasne",
+                 "basne"):
         assert name in names
-    for name in ("asne", "btsne", "ntumap", "knnmmds", "gmmds", "gsne", "nerv"):
+    for name in ("wtsne", "wssne", "bhssne", "ntumap", "knnmmds", "gmmds", "gsne", "nerv"):
         assert name not in names
 
 

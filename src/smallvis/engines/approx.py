@@ -35,7 +35,7 @@ def served_form(method, state=None):
         form = method.fused_form(MethodState() if state is None else state)
     except (AttributeError, TypeError, ValueError):
         return None
-    if form is None or form.kernel not in (T_KERNEL, HEAVY_TAILED_KERNEL):
+    if form is None or not form.plain or form.kernel not in (T_KERNEL, HEAVY_TAILED_KERNEL):
         return None
     return form
 

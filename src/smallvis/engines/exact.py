@@ -3,9 +3,11 @@
 
 Methods opt in through one of two hooks:
 
-- ``Method.fused_form``: KL(P || W/Z) with a symmetric P, matrix-normalised Q and a Student-t,
-  Gaussian or heavy-tailed output kernel (tsne, ssne, hssne and their input-kernel variants):
-  :func:`.exact_kernels.kl_terms`, two passes (Z, then forces and costs);
+- ``Method.fused_form``: KL(P || W/Z) with a Student-t, Gaussian or heavy-tailed output kernel.
+  With a symmetric P and matrix-normalised Q (tsne, ssne, hssne and their input-kernel variants):
+  :func:`.exact_kernels.kl_terms`; with an asymmetric P, a row-normalised Q or per-point output
+  precisions (asne, tasne, trsrsne, arsrsne, trmsne, tmsne, btsne, bssne, basne, btasne):
+  :func:`.exact_asymmetric_kernels.kl_pair_terms`; two passes each (Z, then forces and costs);
 - ``Method.pair_form``: the other costs that are sums of pair terms (largevis, umap, tumap, the
   f-divergences rklsne / jssne / chsne / hlsne, mmds / gmmds / ballmmds, smmds, sammon):
   :mod:`.exact_pairs`, one pass (two for the f-divergences, which need Z).
@@ -162,8 +164,9 @@ class ExactEngine:
     # -- planning -------------------------------------------------------------------------------
     def _plan(self, method, state, n):
         """``(route, form, input)`` for this run, or None (dense fallback); decided once per
-        state. Routes: ``"kl"`` (dense P), ``"pairs"`` (input: the (n, n) P or R, or a sparse P's
-        CSR arrays), ``"sparse-kl"``."""
+        state. Routes: ``"kl"`` (dense symmetric P), ``"kl-general"`` (input: the (n, n) P and
+        the output precisions, empty without), ``"pairs"`` (input: the (n, n) P or R, or a sparse
+        P's CSR arrays), ``"sparse-kl"``."""
         if _PLAN_KEY in state.data:
             return state.data[_PLAN_KEY]
         from scipy import sparse
@@ -193,6 +196,9 @@ class ExactEngine:
         if not (isinstance(X, np.ndarray) and X.dtype == np.float64 and X.shape == (n, n)
                 and X.flags.c_contiguous):
             return None, f"its {what} is not a C-ordered (n, n) float64 array"
+        if kl and not form.plain:  # any P
+            beta = method.output_bandwidths(state) if form.bandwidths else ()
+            return ("kl-general", form, (X, np.ascontiguousarray(beta, dtype=np.float64))), None
         from . import exact_kernels as kern
 
         if not kern.is_symmetric(X):
@@ -246,6 +252,8 @@ class ExactEngine:
             from .exact_pairs import evaluate_pairs
 
             return evaluate_pairs(form, state, X, Y, f, ws, cost=cost, grad=grad)
+        if route == "kl-general":
+            return self._kl_general(form, state, X, Y, f, ws, cost, grad)
         return self._kl(form, state, X, Y, f, ws, cost, grad)
 
     @staticmethod
@@ -265,5 +273,36 @@ class ExactEngine:
         pcost = None
         if cost:
             const = state.cached("plogp_exact", f, lambda: kern.plogp_rows(P, f, form.eps))
+            pcost = const - cross
+        return pcost, (G if grad else None)
+
+    @staticmethod
+    def _kl_general(form, state, X, Y, f, ws, cost, grad):
+        from . import exact_asymmetric_kernels as ak
+        from . import exact_kernels as kern
+
+        P, beta = X
+        n, k = Y.shape
+        chunks = ws.chunks
+        Yt = np.ascontiguousarray(Y.T, dtype=np.float64)
+        scratch = [ws(name, chunks, n) for name in ("d2", "wa", "ga", "wb", "gb")]
+        if form.normalisation == "matrix" and not beta.size:
+            Z = np.full(n, kern.weight_total(Yt, form.kernel, form.alpha, ws.bounds, scratch[0]))
+        else:
+            Z = np.empty(n)
+            ak.weight_rows(Yt, form.kernel, form.alpha, beta, ws.bounds, *scratch[:3],
+                           ws("cbuf", chunks, n), Z)
+            if form.normalisation == "matrix":
+                Z = np.full(n, Z.sum())
+        G = np.empty((n, k)) if grad else np.empty((0, 0))
+        cross = np.empty(n) if cost else np.empty(0)
+        ak.kl_pair_terms(P, Yt, f, form.kernel, form.alpha, bool(form.clamp_q), form.eps,
+                         form.normalisation == "row", 1.0 / Z, beta, ws.bounds, bool(cost),
+                         bool(grad), *scratch, ws("qa", chunks, n), ws("qb", chunks, n),
+                         ws("kk", chunks, n), ws("gbuf", chunks, k, n), ws("cbuf", chunks, n), G,
+                         cross)
+        pcost = None
+        if cost:
+            const = state.cached("plogp_cols_exact", f, lambda: ak.plogp_cols(P, f, form.eps))
             pcost = const - cross
         return pcost, (G if grad else None)

@@ -72,17 +72,27 @@ class StochasticPlan:
 
 @dataclass(frozen=True)
 class FusedForm:
-    """What the fused exact engine needs from a method (``Method.fused_form``): KL(P || W/Z) with a
-    symmetric P, Q normalised over the whole matrix, and a plain symmetric output kernel.
+    """What the fused exact engine needs from a method (``Method.fused_form``): KL(P || W/Z).
 
     ``kernel``: 0 Student-t ``1/(1 + d2)``, 1 Gaussian ``exp(-d2)``, 2 heavy-tailed
     ``(alpha d2 + 1)^(-1/alpha)``; ``clamp_q``: Q is floored at ``eps`` (off the diagonal).
+    ``normalisation``: Q normalised over the whole matrix (``"matrix"``) or per row (``"row"``);
+    ``symmetric_p``: P is symmetric; ``bandwidths``: the kernel is evaluated at ``beta_i d2_ij``
+    with the per-point precisions of ``Method.output_bandwidths`` (W not symmetric).
     """
 
     kernel: int
     alpha: float = 1.0
     clamp_q: bool = False
     eps: float = EPS
+    normalisation: str = "matrix"
+    symmetric_p: bool = True
+    bandwidths: bool = False
+
+    @property
+    def plain(self) -> bool:
+        """Symmetric P, matrix-normalised Q, symmetric kernel (what the sparse-P engines serve)."""
+        return self.symmetric_p and self.normalisation == "matrix" and not self.bandwidths
 
 
 @dataclass(frozen=True)

@@ -47,22 +47,18 @@ class KLEmbedding(Method):
                                      cost=cost, grad=grad)
 
     def fused_form(self, state):
-        """The fused exact engine's description: plain KL embeddings only (not the bandwidth or
-        importance subclasses), symmetric P, matrix-normalised Q, a Student-t, Gaussian or
-        heavy-tailed output kernel."""
-        if type(self) is not KLEmbedding or type(self.divergence) is not KL:
+        """The fused exact engine's description: plain KL embeddings and the bandwidth ones (not
+        the importance subclasses) with a Student-t, Gaussian or heavy-tailed output kernel."""
+        if type(self) not in (KLEmbedding, BandwidthEmbedding) or type(self.divergence) is not KL:
             return None
-        if not self.symmetric_p or self.divergence.normalisation != "matrix":
+        kernel = self.kernel  # bandwidth methods: evaluated at beta_i d2
+        code = {StudentT: 0, Gaussian: 1, HeavyTailed: 2}.get(type(kernel))
+        if code is None:
             return None
-        kernel = self.output_kernel(state)
-        kind = type(kernel)
-        if kind is StudentT:
-            return FusedForm(0, clamp_q=kernel.clamp_q, eps=self.eps)
-        if kind is Gaussian:
-            return FusedForm(1, clamp_q=kernel.clamp_q, eps=self.eps)
-        if kind is HeavyTailed:
-            return FusedForm(2, alpha=kernel.alpha, clamp_q=kernel.clamp_q, eps=self.eps)
-        return None
+        return FusedForm(code, alpha=getattr(kernel, "alpha", 1.0), clamp_q=kernel.clamp_q,
+                         eps=self.eps, normalisation=self.divergence.normalisation,
+                         symmetric_p=self.symmetric_p,
+                         bandwidths=type(self) is BandwidthEmbedding)
 
     def export(self, state, name, Y):
         if name == "Q":

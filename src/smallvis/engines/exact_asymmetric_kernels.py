@@ -1,0 +1,193 @@
+"""Numba kernels of the fused exact engine for KL(P || Q) beyond the symmetric case of
+:mod:`.exact_kernels` (compiled on first use and cached on disk): any P (not necessarily
+symmetric), Q normalised over the whole matrix or per row, and optional per-point output
+precisions ``beta``.
+
+.. math::
+    w_{ij} = w(\\beta_i d^2_{ij}), \\quad g_{ij} = \\beta_i\\, g(\\beta_i d^2_{ij}), \\quad
+    q_{ij} = w_{ij} / Z_i, \\quad Z_i = \\textstyle\\sum_j w_{ij} \\ (\\text{row}) \\text{ or }
+    Z_i = \\sum_{kl} w_{kl} \\ (\\text{matrix})
+
+(``beta = 1`` without precisions; ``g = -d log w / d d^2``). The dense force form's stiffness
+``K = 2 (fP - Q) o g + [2 (fP - Q) o g]^T`` is symmetric, so a pair ``i < j``, visited once, adds
+``K_ij (y_i - y_j)`` to point i and its opposite to point j, with
+
+.. math:: K_{ij} = 2 [(f P_{ij} - q_{ij}) g_{ij} + (f P_{ji} - q_{ji}) g_{ji}]
+
+Per-point costs are the dense engine's: the constant ``sum_i Pc_ij log Pc_ij`` (column sums,
+``Pc = max(fP, eps)``) less the cross terms ``xlogy(fP, Q)`` summed by rows (row-normalised Q)
+or by columns (matrix-normalised Q).
+
+Two passes with the chunking of :mod:`.exact_kernels` (fixed chunks, per-chunk buffers added in
+chunk order; the numbers do not depend on the number of threads): the row sums of W (a pair adds
+``w_ij`` to row i and ``w_ji`` to row j), then the forces and costs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import prange
+
+from .._jit import njit
+from .exact_kernels import FAST, GAUSSIAN_KERNEL, T_KERNEL, _row_d2, reduce_chunks
+
+# columns per block of plogp_cols (contiguous reads of each row's block)
+_COL_BLOCK = 64
+
+
+@njit(cache=True, fastmath=FAST, error_model="numpy")
+def _row_weights(code, alpha, scale, per_pair, d2, w, g, m):
+    """``w[j] = w(s_j d2[j])`` and ``g[j] = s_j g(s_j d2[j])`` for ``j < m``, with ``s_j =
+    scale[j]`` (``per_pair``) or ``scale[0]``."""
+    if code == T_KERNEL:  # g = w
+        for j in range(m):
+            s = scale[j] if per_pair else scale[0]
+            wj = 1.0 / (1.0 + s * d2[j])
+            w[j] = wj
+            g[j] = s * wj
+    elif code == GAUSSIAN_KERNEL:  # g = 1
+        for j in range(m):
+            s = scale[j] if per_pair else scale[0]
+            w[j] = math.exp(-(s * d2[j]))
+            g[j] = s
+    else:  # g = 1 / (1 + alpha d2)
+        inv_alpha = 1.0 / alpha
+        for j in range(m):
+            s = scale[j] if per_pair else scale[0]
+            ad2 = alpha * (s * d2[j])
+            w[j] = math.exp(-math.log1p(ad2) * inv_alpha)
+            g[j] = s / (1.0 + ad2)
+
+
+@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+def weight_rows(Yt, code, alpha, beta, bounds, d2_scratch, w_scratch, g_scratch, cbuf, Z):
+    """``Z[i] = sum_j w_ij`` (n,); ``beta``: the per-point precisions (n,), or empty for none.
+    Scratch: ``*_scratch`` and ``cbuf`` (chunks, n)."""
+    n = Yt.shape[1]
+    chunks = bounds.shape[0] - 1
+    scaled = beta.shape[0] > 0
+    one = np.ones(1)
+    for c in prange(chunks):
+        lo, hi = bounds[c], bounds[c + 1]
+        d2, w, g = d2_scratch[c], w_scratch[c], g_scratch[c]
+        cbuf[c, lo:] = 0.0
+        for i in range(lo, hi):
+            m = n - i - 1
+            _row_d2(Yt, i, d2)
+            _row_weights(code, alpha, beta[i:i + 1] if scaled else one, False, d2, w, g, m)
+            acc = 0.0
+            for j in range(m):
+                acc += w[j]
+            cbuf[c, i] += acc
+            if scaled:  # w_ji = w(beta_j d2_ij)
+                _row_weights(code, alpha, beta[i + 1:], True, d2, w, g, m)
+            cb = cbuf[c, i + 1:]
+            for j in range(m):
+                cb[j] += w[j]
+    reduce_chunks(bounds, np.empty((0, 0, 0)), cbuf, False, True, np.empty((0, 0)), Z)
+
+
+@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+def kl_pair_terms(P, Yt, f, code, alpha, clamp, eps, by_row, inv_z, beta, bounds, want_cost,
+                  want_grad, d2_scratch, wa_scratch, ga_scratch, wb_scratch, gb_scratch,
+                  qa_scratch, qb_scratch, k_scratch, gbuf, cbuf, G, cross):
+    """Per-pair pass: ``G`` (n, k) the gradient ``sum_j K_ij (y_i - y_j)`` and ``cross`` (n,) the
+    sums of ``xlogy(f P, Q)`` by rows (``by_row``) or by columns.
+
+    ``inv_z`` (n,): ``1 / Z_i``; ``beta`` (n,) the per-point precisions or empty; ``clamp``: Q
+    floored at ``eps``. Scratch: ``*_scratch`` (chunks, n); ``gbuf`` (chunks, k, n) and ``cbuf``
+    (chunks, n) hold each chunk's partial sums.
+    """
+    k, n = Yt.shape
+    chunks = bounds.shape[0] - 1
+    scaled = beta.shape[0] > 0
+    one = np.ones(1)
+    for c in prange(chunks):
+        lo, hi = bounds[c], bounds[c + 1]
+        d2, kk = d2_scratch[c], k_scratch[c]
+        wa, ga, qa, qb = wa_scratch[c], ga_scratch[c], qa_scratch[c], qb_scratch[c]
+        wb, gb = wb_scratch[c], gb_scratch[c]
+        if want_grad:
+            for d in range(k):
+                gbuf[c, d, lo:] = 0.0
+        if want_cost:
+            cbuf[c, lo:] = 0.0
+        for i in range(lo, hi):
+            m = n - i - 1
+            _row_d2(Yt, i, d2)
+            if scaled:  # w_ij = w(beta_i d2), w_ji = w(beta_j d2)
+                _row_weights(code, alpha, beta[i:i + 1], False, d2, wa, ga, m)
+                _row_weights(code, alpha, beta[i + 1:], True, d2, wb, gb, m)
+            else:
+                _row_weights(code, alpha, one, False, d2, wa, ga, m)
+                wb, gb = wa, ga
+            prow = P[i, i + 1:]
+            pcol = P[i + 1:, i]
+            zi = inv_z[i]
+            zt = inv_z[i + 1:]
+            for j in range(m):
+                qij = wa[j] * zi
+                qji = wb[j] * zt[j]
+                if clamp and qij < eps:
+                    qij = eps
+                if clamp and qji < eps:
+                    qji = eps
+                qa[j] = qij
+                qb[j] = qji
+                if want_grad:
+                    kk[j] = 2.0 * ((f * prow[j] - qij) * ga[j] + (f * pcol[j] - qji) * gb[j])
+            if want_grad:
+                for d in range(k):
+                    yi = Yt[d, i]
+                    yd = Yt[d, i + 1:]
+                    gbd = gbuf[c, d, i + 1:]
+                    acc = 0.0
+                    for j in range(m):
+                        t = kk[j] * (yi - yd[j])
+                        acc += t
+                        gbd[j] -= t
+                    gbuf[c, d, i] += acc
+            if want_cost:
+                cb = cbuf[c, i + 1:]
+                acc = 0.0
+                for j in range(m):
+                    pij = f * prow[j]
+                    pji = f * pcol[j]
+                    vij = 0.0
+                    vji = 0.0
+                    if pij != 0.0 or qa[j] != qa[j]:  # xlogy(0, q) = 0 (NaN stays NaN)
+                        vij = pij * math.log(qa[j])
+                    if pji != 0.0 or qb[j] != qb[j]:
+                        vji = pji * math.log(qb[j])
+                    if by_row:  # point i gets P_ij log q_ij, point j gets P_ji log q_ji
+                        acc += vij
+                        cb[j] += vji
+                    else:  # by columns: the other way round
+                        acc += vji
+                        cb[j] += vij
+                cbuf[c, i] += acc
+    reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, cross)
+
+
+@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+def plogp_cols(P, f, eps):
+    """Column sums of ``Pc log Pc`` with ``Pc = max(f P, eps)`` (blocks of columns in parallel,
+    each summed in row order)."""
+    n = P.shape[0]
+    out = np.empty(n)
+    blocks = (n + _COL_BLOCK - 1) // _COL_BLOCK
+    for b in prange(blocks):
+        lo = b * _COL_BLOCK
+        hi = min(n, lo + _COL_BLOCK)
+        acc = np.zeros(hi - lo)
+        for i in range(n):
+            row = P[i, lo:hi]
+            for j in range(hi - lo):
+                pc = f * row[j]
+                if pc < eps:
+                    pc = eps
+                acc[j] += pc * math.log(pc)
+        out[lo:hi] = acc
+    return out

@@ -31,7 +31,8 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
-from .exact_kernels import FAST, GAUSSIAN_KERNEL, T_KERNEL, _row_d2, reduce_chunks
+from .exact_kernels import (FAST, GAUSSIAN_KERNEL, T_KERNEL, _row_d2, add_pair_forces,
+                            reduce_chunks)
 
 # columns per block of plogp_cols (contiguous reads of each row's block)
 _COL_BLOCK = 64
@@ -139,16 +140,7 @@ def kl_pair_terms(P, Yt, f, code, alpha, clamp, eps, by_row, inv_z, beta, bounds
                 if want_grad:
                     kk[j] = 2.0 * ((f * prow[j] - qij) * ga[j] + (f * pcol[j] - qji) * gb[j])
             if want_grad:
-                for d in range(k):
-                    yi = Yt[d, i]
-                    yd = Yt[d, i + 1:]
-                    gbd = gbuf[c, d, i + 1:]
-                    acc = 0.0
-                    for j in range(m):
-                        t = kk[j] * (yi - yd[j])
-                        acc += t
-                        gbd[j] -= t
-                    gbuf[c, d, i] += acc
+                add_pair_forces(Yt, i, kk, gbuf[c], m)
             if want_cost:
                 cb = cbuf[c, i + 1:]
                 acc = 0.0

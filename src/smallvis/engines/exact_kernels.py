@@ -120,6 +120,21 @@ def _row_t2_forces(Yt, i, prow, inv_z, four_f, clamp, eps, q, g0, g1):
     return s0, s1
 
 
+@njit(cache=True, fastmath=FAST, error_model="numpy")
+def add_pair_forces(Yt, i, kk, gb, m):
+    """``gb[d, i] += sum_j kk[j] (y_id - y_jd)`` and ``gb[d, j] -= kk[j] (y_id - y_jd)``."""
+    for d in range(Yt.shape[0]):
+        yi = Yt[d, i]
+        yd = Yt[d, i + 1:]
+        g = gb[d, i + 1:]
+        acc = 0.0
+        for j in range(m):
+            t = kk[j] * (yi - yd[j])
+            acc += t
+            g[j] -= t
+        gb[d, i] += acc
+
+
 @njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
 def weight_total(Yt, code, alpha, bounds, scratch):
     """``Z = sum_{i != j} w_ij`` (twice the upper triangle's sum); ``scratch`` is (chunks, n)."""
@@ -211,16 +226,7 @@ def kl_terms(P, Yt, f, code, alpha, clamp, eps, Z, bounds, want_cost, want_grad,
                 _row_q_stiffness(code, alpha, clamp, eps, inv_z, four_f, prow, d2, q, kk, m,
                                  want_grad)
             if want_grad and not fast:
-                for d in range(k):
-                    yi = Yt[d, i]
-                    yd = Yt[d, i + 1:]
-                    gb = gbuf[c, d, i + 1:]
-                    acc = 0.0
-                    for j in range(m):
-                        t = kk[j] * (yi - yd[j])
-                        acc += t
-                        gb[j] -= t
-                    gbuf[c, d, i] += acc
+                add_pair_forces(Yt, i, kk, gbuf[c], m)
             if want_cost:
                 cb = cbuf[c, i + 1:]
                 acc = 0.0

@@ -28,7 +28,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
-from .exact_kernels import FAST, _row_d2, reduce_chunks
+from .exact_kernels import FAST, _row_d2, add_pair_forces, reduce_chunks
 
 # divergences (the row function to call)
 KL_REPULSION, LARGEVIS, UMAP, RKL, JS, CHI2, HELLINGER, MMDS, SSTRESS, SAMMON = range(10)
@@ -239,21 +239,6 @@ def _row_terms(div, wk, prm, xrow, d2, kk, k2, cc, m, want_cost, want_grad):
     return _row_distance(div, prm, xrow, d2, kk, cc, m)
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
-def _add_forces(Yt, i, kk, gb, m):
-    """``gb[d, i] += sum_j kk[j] (y_id - y_jd)`` and ``gb[d, j] -= kk[j] (y_id - y_jd)``."""
-    for d in range(Yt.shape[0]):
-        yi = Yt[d, i]
-        yd = Yt[d, i + 1:]
-        g = gb[d, i + 1:]
-        acc = 0.0
-        for j in range(m):
-            t = kk[j] * (yi - yd[j])
-            acc += t
-            g[j] -= t
-        gb[d, i] += acc
-
-
 @njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
 def pair_pass(Yt, X, div, wk, prm, bounds, want_cost, want_grad, two_forces,
               d2_scratch, k_scratch, k2_scratch, c_scratch, gbuf, cbuf, G, pcost):
@@ -284,9 +269,9 @@ def pair_pass(Yt, X, div, wk, prm, bounds, want_cost, want_grad, two_forces,
             _row_d2(Yt, i, d2)
             s += _row_terms(div, wk, prm, xrow, d2, kk, k2, cc, m, want_cost, want_grad)
             if want_grad:
-                _add_forces(Yt, i, kk, gbuf[c, :k], m)
+                add_pair_forces(Yt, i, kk, gbuf[c, :k], m)
                 if two_forces:
-                    _add_forces(Yt, i, k2, gbuf[c, k:], m)
+                    add_pair_forces(Yt, i, k2, gbuf[c, k:], m)
             if want_cost:
                 cb = cbuf[c, i + 1:]
                 acc = 0.0

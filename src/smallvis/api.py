@@ -118,7 +118,8 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
     bh, theta, inp_kernel, nn
         The original's Barnes-Hut t-SNE: ``bh=True`` with method ``"tsne"`` runs ``engine=("bh",
         {"theta": theta})`` on a sparse P from the ``"nngaussian"`` input kernel (or
-        ``inp_kernel``, e.g. ``"knn"``) with approximate neighbours (``nn="exact"`` for exact ones).
+        ``inp_kernel``, e.g. ``"knn"``); neighbours exact up to 20,000 points and approximate
+        beyond, unless ``nn`` is ``"exact"`` or ``"approximate"``.
         Ignored, as in the original, for every other method.
     eps : float
         Passed to a method given by bare name (the ``(name, params)`` form keeps the method's default).
@@ -344,10 +345,12 @@ def _barnes_hut_tsne(m, method, engine, *, theta, inp_kernel, nn):
     _, params, _ = split_spec(method)
     kernel = inp_kernel if inp_kernel is not None else params.get("inp_kernel", "nngaussian")
     m.recipe = dataclasses.replace(m.recipe, kernel=kernel)
-    nn = match_name("approximate" if nn is None else nn, ("approximate", "exact"), "nn")
+    # no nn: "auto" (exact up to 20,000 points: faster than compiling pynndescent, and exact)
+    knn = "auto" if nn is None else {"approximate": "nndescent", "exact": "exact"}[
+        match_name(nn, ("approximate", "exact"), "nn")]
     logger.info("bh=True: Barnes-Hut t-SNE, theta = %g, input kernel %s, %s neighbours", theta,
-                kernel, nn)
-    return ("bh", {"theta": theta, "knn": "exact" if nn == "exact" else "nndescent"})
+                kernel, knn)
+    return ("bh", {"theta": theta, "knn": knn})
 
 
 def _reported_perplexity(m, state):

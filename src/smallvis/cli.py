@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ._files import atomic_write, jsonable
 from ._version import __version__
-from .metrics import METRIC_K, compute_metrics
+from .metrics import K_METRICS, METRIC_K, METRIC_NAMES, compute_metrics
 
 PROG = "smallvis"
 DATA_EXTENSIONS = (".csv", ".tsv", ".txt", ".dat", ".npy", ".gz", ".bz2", ".xz")
@@ -374,7 +374,7 @@ def _cmd_embed(args) -> int:
     res = smallvis(data.X, ret_extra=True, random_state=seed, verbose=args.verbose,
                    progress=progress, **kwargs)
     if args.metrics:
-        res.metrics = compute_metrics(data.X, res.Y)
+        res.metrics = compute_metrics(data.X, res.Y, **_pbic_inputs(res))
     title = plot_title(res)
     if args.plot is not None:
         from .plot import plot_embedding
@@ -388,6 +388,20 @@ def _cmd_embed(args) -> int:
     if not args.quiet:
         _report(args, data, res, seed, out, sidecar)
     return 0
+
+
+def _pbic_inputs(res) -> dict:
+    """``cost`` (the final KL) and ``perplexity`` for the pBIC metric when the method's cost is a plain
+    KL divergence (gsne only with lambda 0) and the perplexity a single number; else nothing."""
+    from .methods import build_method
+
+    p = res.perplexity
+    method = build_method(res.method)
+    kl = getattr(getattr(method, "divergence", None), "name", None) == "kl"
+    if not kl or getattr(method, "params", {}).get("lambda") or res.opt.get("name") == "sgd" \
+            or isinstance(p, bool) or not isinstance(p, (int, float)):
+        return {}
+    return {"cost": res.cost, "perplexity": p}
 
 
 def method_name(method) -> str:
@@ -460,8 +474,10 @@ def _report(args, data, res, seed, out, sidecar) -> None:
         print(f"note: non-numeric column(s) {names} not used; --labels {data.dropped[0]} "
               "would colour the plot by it")
     if res.metrics:
-        shown = [f"{name.replace('_', ' ')}@{res.metrics['k']} {value:.4f}"
-                 for name, value in res.metrics.items() if name != "k"]
+        shown = [f"{name.replace('_', ' ')}" + (f"@{res.metrics['k']}" if name in K_METRICS else "")
+                 + f" {value:.4f}" for name, value in res.metrics.items() if name in METRIC_NAMES]
+        if "rank_subsample" in res.metrics:
+            shown.append(f"(rank metrics on {res.metrics['rank_subsample']} random points)")
         if shown:
             print("metrics: " + ", ".join(shown))
     where = []

@@ -3,9 +3,19 @@
 - :func:`knn_preservation` — mean neighbour preservation ``mnp@k`` as in the original's docs: the mean
   over points of the fraction of each point's ``k`` nearest input neighbours that are also among its
   ``k`` nearest output neighbours (1 = every neighbourhood kept).
-- :func:`compute_metrics` — both at one ``k``, as the command line and sweeps report them.
-- :func:`trustworthiness` — Venna & Kaski's trustworthiness (scikit-learn's implementation): penalises
-  output neighbours that are far away in the input (1 = no intrusions).
+- :func:`trustworthiness`, :func:`continuity` — Venna & Kaski's rank penalties for output neighbours
+  that are far in the input (intrusions) and input neighbours that are far in the output
+  (extrusions); 1 = none.
+- :func:`rnx_curve`, :func:`rnx_auc` — Lee, Peluffo-Ordóñez & Verleysen's rescaled neighbourhood
+  agreement ``R_NX(K)`` at every scale and its area under a log-``K`` axis.
+- :func:`random_triplet_accuracy` — how often a random triplet keeps its distance order.
+- :func:`pbic` — the pseudo-BIC of the original's perplexity page (spec §13).
+- :func:`compute_metrics` — a dictionary of these at one ``k``, as the command line and sweeps report.
+
+The rank metrics (trustworthiness, continuity, R_NX; :mod:`smallvis.metrics_rank`) need every
+point's full distance ranking: O(n^2 log n) time, computed in row blocks so memory stays
+O(block x n). Above ``RANK_MAX_N`` points they can use a fixed seeded random subsample
+(``RANK_SEED``).
 """
 
 from __future__ import annotations
@@ -13,23 +23,13 @@ from __future__ import annotations
 import numpy as np
 
 from ._logging import logger
+from ._names import match_name
+from .metrics_rank import (_BLOCK_BYTES, RANK_MAX_N, RANK_NAMES, RANK_SEED, _check, continuity,
+                           rank_metrics, rnx_auc, rnx_curve, trustworthiness)
 
-TRUSTWORTHINESS_MAX_N = 5000  # sklearn's version holds n x n distance matrices
-
-
-def _check(X, Y, k: int) -> tuple[np.ndarray, np.ndarray, int]:
-    X = np.asarray(X, dtype=np.float64)
-    Y = np.asarray(Y, dtype=np.float64)
-    if X.ndim == 1:
-        X = X[:, None]
-    if Y.ndim == 1:
-        Y = Y[:, None]
-    if X.ndim != 2 or Y.ndim != 2 or X.shape[0] != Y.shape[0]:
-        raise ValueError(f"X and Y must be 2-D with the same number of rows; got {X.shape} and {Y.shape}")
-    n = X.shape[0]
-    if isinstance(k, bool) or int(k) != k or not 1 <= k < n:
-        raise ValueError(f"k must be a whole number between 1 and n - 1 = {n - 1}; got {k!r}")
-    return X, Y, int(k)
+__all__ = ["METRIC_K", "METRIC_NAMES", "RANK_MAX_N", "compute_metrics", "continuity",
+           "knn_preservation", "pbic", "random_triplet_accuracy", "rnx_auc", "rnx_curve",
+           "trustworthiness"]
 
 
 def _neighbours(Z: np.ndarray, k: int) -> np.ndarray:
@@ -41,6 +41,11 @@ def _neighbours(Z: np.ndarray, k: int) -> np.ndarray:
 
 def knn_preservation(X, Y, k: int = 15) -> float:
     """Mean fraction of each point's ``k`` nearest input neighbours kept among its ``k`` output ones.
+
+    .. math:: \\mathrm{mnp}(k) = \\frac{1}{n k} \\sum_i |N^X_k(i) \\cap N^Y_k(i)|
+
+    Exact neighbours (scikit-learn's searches: brute force in row chunks for high-dimensional ``X``,
+    a k-d tree for low-dimensional ``Y``), so memory stays bounded for large ``n``.
 
     Parameters
     ----------
@@ -62,32 +67,115 @@ def knn_preservation(X, Y, k: int = 15) -> float:
     return float(kept / nx.size)
 
 
-def trustworthiness(X, Y, k: int = 15) -> float:
-    """Trustworthiness of the embedding at ``k`` neighbours (``sklearn.manifold.trustworthiness``).
+def random_triplet_accuracy(X, Y, n_triplets: int = 100_000, random_state=RANK_SEED) -> float:
+    """Fraction of random triplets whose distance order is the same in the input and the output.
 
-    Requires ``k < n / 2``. Memory is O(n^2); callers should skip it for large ``n``
-    (see ``TRUSTWORTHINESS_MAX_N``).
+    Triplets ``(i, j, l)`` of distinct points are drawn uniformly (seeded by ``random_state``,
+    reproducible); a triplet agrees when ``[d_X(i, j) < d_X(i, l)] == [d_Y(i, j) < d_Y(i, l)]``.
+    1 = every order kept, about 0.5 for an unrelated embedding. The standard error is at most
+    ``0.5 / sqrt(n_triplets)``.
+
+    Parameters
+    ----------
+    X, Y : arrays (n, p), (n, d)
+        Input data and embedding, ``n >= 3``.
+    n_triplets : int
+        Number of triplets, at least 1.
+
+    Returns
+    -------
+    float in [0, 1]
     """
-    X, Y, k = _check(X, Y, k)
-    if k >= X.shape[0] / 2:
-        raise ValueError(f"trustworthiness needs k < n / 2 = {X.shape[0] / 2:g}; got k = {k}")
-    from sklearn.manifold import trustworthiness as _tw
+    X, Y, _ = _check(X, Y, None)
+    n = X.shape[0]
+    if n < 3:
+        raise ValueError(f"random_triplet_accuracy needs at least 3 points; got {n}")
+    if isinstance(n_triplets, bool) or not isinstance(n_triplets, (int, np.integer)) or n_triplets < 1:
+        raise ValueError(f"n_triplets must be a whole number >= 1; got {n_triplets!r}")
+    rng = np.random.default_rng(random_state)
+    i = rng.integers(n, size=n_triplets)
+    j = (i + rng.integers(1, n, size=n_triplets)) % n
+    lo, hi = np.minimum(i, j), np.maximum(i, j)
+    h = rng.integers(n - 2, size=n_triplets)  # the third point: skip i and j
+    h += h >= lo
+    h += h >= hi
+    agree = 0
+    step = max(1, _BLOCK_BYTES // (8 * max(X.shape[1], Y.shape[1])))
+    for s in range(0, n_triplets, step):
+        b = slice(s, s + step)
+        closer = [np.einsum("ij,ij->i", Z[i[b]] - Z[j[b]], Z[i[b]] - Z[j[b]])
+                  < np.einsum("ij,ij->i", Z[i[b]] - Z[h[b]], Z[i[b]] - Z[h[b]]) for Z in (X, Y)]
+        agree += int(np.count_nonzero(closer[0] == closer[1]))
+    return agree / n_triplets
 
-    return float(_tw(X, Y, n_neighbors=k))
+
+def pbic(kl_cost: float, perplexity: float, n: int) -> float:
+    """Pseudo-BIC for choosing a perplexity (spec §13, the original's perplexity page; Cao & Wang 2017).
+
+    .. math:: \\mathrm{pBIC} = 2\\,\\mathrm{KL}(P \\| Q) + \\frac{\\mathrm{Perp}}{n} \\log n
+
+    Parameters
+    ----------
+    kl_cost : float
+        Final KL divergence of a t-SNE-like run (``res.cost``).
+    perplexity : float
+        The run's perplexity, > 0.
+    n : int
+        Number of points, >= 1.
+    """
+    if not np.isfinite(perplexity) or perplexity <= 0:
+        raise ValueError(f"pbic needs a positive perplexity; got {perplexity!r}")
+    if n < 1:
+        raise ValueError(f"pbic needs n >= 1; got {n!r}")
+    return float(2.0 * kl_cost + perplexity / n * np.log(n))
 
 
 # the neighbourhood size of the metrics the command line and sweeps report
 METRIC_K = 15
+METRIC_NAMES = ("knn_preservation", "trustworthiness", "continuity", "rnx_auc",
+                "random_triplet_accuracy", "pbic")
+K_METRICS = ("knn_preservation", "trustworthiness", "continuity")  # those that depend on k
 
 
-def compute_metrics(X, Y, k: int = METRIC_K) -> dict:
-    """kNN preservation (and trustworthiness where affordable) at ``k``; skipped when n is too small."""
-    n = len(Y)
+def compute_metrics(X, Y, k: int = METRIC_K, *, which=None, cost=None, perplexity=None) -> dict:
+    """Quality metrics of an embedding at ``k``, as a dictionary (with ``"k"``).
+
+    Default (``which`` None): ``knn_preservation``; ``trustworthiness`` and ``continuity`` when
+    ``n <= RANK_MAX_N`` and ``k < n / 2``; ``rnx_auc`` (on a random ``RANK_MAX_N`` points when
+    there are more); ``pbic`` when ``cost`` (the final KL) and ``perplexity`` are given. Nothing when
+    ``n <= k``.
+
+    ``which`` names the metrics to compute (a list of names from ``METRIC_NAMES``, unique prefixes
+    allowed); then trustworthiness and continuity above ``RANK_MAX_N`` points are computed on the
+    same random subsample as ``rnx_auc``, and ``pbic`` requires ``cost`` and ``perplexity``. When a
+    rank metric used a subsample, ``"rank_subsample"`` gives its size.
+    """
+    names = None if which is None else [match_name(w, METRIC_NAMES, "metric")
+                                        for w in ([which] if isinstance(which, str) else which)]
+    X, Y, _ = _check(X, Y, None)
+    n = X.shape[0]
     out = {"k": k}
     if k >= n:
         logger.warning("metrics skipped: need more than %d points", k)
         return out
-    out["knn_preservation"] = knn_preservation(X, Y, k)
-    if k < n / 2 and n <= TRUSTWORTHINESS_MAX_N:
-        out["trustworthiness"] = trustworthiness(X, Y, k)
+    _check(X, Y, k)
+    if names is None:
+        names = ["knn_preservation"]
+        if n <= RANK_MAX_N and k < n / 2:
+            names += ["trustworthiness", "continuity"]
+        if n >= 3:
+            names.append("rnx_auc")
+        if cost is not None and perplexity is not None:
+            names.append("pbic")
+    if "knn_preservation" in names:
+        out["knn_preservation"] = knn_preservation(X, Y, k)
+    rank = [name for name in RANK_NAMES if name in names]
+    if rank:
+        out.update(rank_metrics(X, Y, k, rank, max_n=RANK_MAX_N))
+    if "random_triplet_accuracy" in names:
+        out["random_triplet_accuracy"] = random_triplet_accuracy(X, Y)
+    if "pbic" in names:
+        if cost is None or perplexity is None:
+            raise ValueError("metric 'pbic' needs the final KL cost and a numeric perplexity")
+        out["pbic"] = pbic(cost, perplexity, n)
     return out

@@ -17,6 +17,9 @@ from ._parallel import limit_threads, worker_threads
 from .driver import EXPLODING
 from .metrics import METRIC_K, compute_metrics
 
+# the columns of results.csv: cheap enough to compute after every run
+SWEEP_METRICS = ("knn_preservation", "trustworthiness")
+
 
 def run_spec(run) -> dict:
     """What a worker needs to know of a :class:`~smallvis.sweep_grid.Run` (plain, picklable)."""
@@ -37,7 +40,8 @@ def run_one(X, spec: dict) -> dict:
         res = api.smallvis(X, ret_extra=True, random_state=spec["seed"], **spec["kwargs"])
         Y = np.asarray(res.Y)
         finite = bool(np.isfinite(Y).all())
-        metrics = compute_metrics(X, Y, METRIC_K) if finite else {"k": METRIC_K}
+        metrics = (compute_metrics(X, Y, METRIC_K, which=SWEEP_METRICS) if finite
+                   else {"k": METRIC_K})
     except Exception as err:  # noqa: BLE001 - recorded, the sweep goes on
         message = " ".join(str(err).split()) or type(err).__name__
         return {"status": "error", "error": f"{type(err).__name__}: {message}",

@@ -115,5 +115,6 @@ def load_dataset(name: str, random_state=None) -> Dataset:
 # Built-in entries register themselves on import: the shipped data, then the generated presets.
 from . import builtin as _builtin  # noqa: E402,F401
 from . import generated as _generated  # noqa: E402,F401
+from . import real as _real  # noqa: E402,F401
 
 __all__ = ["DATASETS", "Dataset", "DatasetSpec", "list_datasets", "load_dataset", "register_dataset"]

@@ -5,11 +5,9 @@ methods, spread-out layouts for MDS, ...).
     python benchmarks/gallery.py iris gallery-iris.png
     python benchmarks/gallery.py s1k gallery-s1k.png --max-iter 1000
 
-Step sizes: the original's delta-bar-delta default (eta = 500) is tuned for t-SNE-like gradients;
-methods whose gradients are larger (Gaussian output kernels, input bandwidths, distance stress) get
-the smaller eta listed in ETA below (so do rklsne and chsne, whose forces on far pairs are strong).
-Duplicate rows are removed first (Sammon's stress divides by
-the input distance).
+Step sizes (and tee's min_cost) come from :func:`smallvis.step_sizes.suggested_settings`, the rule
+``smallvis compare`` uses. Duplicate rows are removed first (Sammon's stress divides by the input
+distance).
 """
 
 from __future__ import annotations
@@ -25,38 +23,7 @@ from smallvis.datasets import load_dataset
 from smallvis.methods import REGISTRY
 from smallvis.metrics import knn_preservation
 from smallvis.plot import plot_grid
-
-# step sizes that work on iris (n = 150); see eta_for() for other sizes
-ETA = {
-    **dict.fromkeys(["ssne", "hssne", "bhssne", "wssne", "dhssne", "snerv", "sjse", "abssne",
-                     "asne", "arsrsne", "nerv", "rsrnerv", "jse", "rsrjse", "ee"], 0.1),
-    **dict.fromkeys(["bssne", "basne", "bnerv", "btasne", "btsne"], 1e-3),
-    **dict.fromkeys(["mmds", "gmmds", "ballmmds", "knnmmds", "sammon"], 1e-2),
-    "smmds": 1e-4,
-    "rklsne": 10.0,
-    "chsne": 10.0,
-    **dict.fromkeys(["largevis", "umap", "tumap"], 1.0),
-}
-DISTANCE_FAMILY = ("mmds", "smmds", "sammon", "gmmds", "ballmmds", "knnmmds")
-# forces that do not shrink with n: conditional (row-normalised) P, un-normalised P, and the
-# f-divergences whose forces on far pairs grow with 1/Q
-CONDITIONAL = ("asne", "arsrsne", "nerv", "rsrnerv", "jse", "rsrjse", "basne", "bnerv", "btasne",
-               "largevis", "umap", "tumap", "rklsne", "chsne")
-
-
-def eta_for(name: str, n: int) -> float:
-    """Forces of matrix-normalised P shrink like 1/n, distance stress grows like n; conditional
-    (row-normalised) P does not scale with n."""
-    if name not in ETA:
-        return 500.0
-    if name in CONDITIONAL:
-        return ETA[name]
-    scale = 150.0 / n if name in DISTANCE_FAMILY else n / 150.0
-    return ETA[name] * scale
-
-
-# tee's cost is negative by construction: stop on tolerance only
-MIN_COST = {"tee": -np.inf}
+from smallvis.step_sizes import suggested_settings
 
 
 def main(argv=None):
@@ -78,9 +45,8 @@ def main(argv=None):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = smallvis(X, method=name, perplexity=args.perplexity, Y_init="spca",
-                           eta=eta_for(name, len(X)), min_cost=MIN_COST.get(name, 0.0),
-                           max_iter=args.max_iter, random_state=42,
-                           ret_extra=True)
+                           max_iter=args.max_iter, random_state=42, ret_extra=True,
+                           **suggested_settings(name, len(X)))
         secs = time.perf_counter() - start
         ok = np.all(np.isfinite(res.Y)) and not res.diverged
         knn = knn_preservation(X, res.Y, 15) if ok else float("nan")

@@ -12,6 +12,7 @@ __all__ = [
     "SmallVis",
     "SmallVisResult",
     "calibrate_perplexity",
+    "compare",
     "fuzzy_set_union",
     "idp_perps",
     "intrinsic_dimensionality",
@@ -29,6 +30,7 @@ _LAZY = {
     "SmallVis": ("estimator", "SmallVis"),
     "SmallVisResult": ("result", "SmallVisResult"),
     "calibrate_perplexity": ("affinity", "calibrate_perplexity"),
+    "compare": ("compare_runner", "compare"),  # as sweep: no module named compare
     "fuzzy_set_union": ("affinity", "fuzzy_set_union"),
     "idp_perps": ("affinity", "idp_perps"),
     "intrinsic_dimensionality": ("affinity", "intrinsic_dimensionality"),

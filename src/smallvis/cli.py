@@ -1,9 +1,10 @@
-"""The ``smallvis`` command: embed a dataset or a table, estimate its intrinsic dimensionality, list
-methods and datasets.
+"""The ``smallvis`` command: embed a dataset or a table, compare methods, run sweeps, estimate the
+intrinsic dimensionality, list methods and datasets.
 
 ::
 
-    smallvis embed iris --plot iris.png
+    smallvis embed iris --plot iris.png --plot-costs costs.png --animate run.gif
+    smallvis compare iris --methods tsne,umap,largevis,mmds --out cmp
     smallvis embed data.csv --labels species --method tsne --perplexity 15 --out emb.csv --metrics
     smallvis idp iris --plot dims.png
     smallvis idp data.csv --labels species --perplexities 5,10,20,40 --out dims.csv
@@ -135,7 +136,16 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--plot", metavar="FILE.png", help="save a scatter plot (overwrites)")
     g.add_argument("--out", metavar="FILE.csv|.npy",
                    help="save the coordinates, plus FILE.json with parameters, costs and metrics")
-    g.add_argument("--force", action="store_true", help="let --out overwrite existing files")
+    g.add_argument("--plot-costs", metavar="FILE.png",
+                   help="save the cost against iteration, exaggeration phases shaded (overwrites)")
+    g.add_argument("--animate", metavar="FILE.gif|.mp4",
+                   help="save an animation of the optimisation, one frame per epoch (.mp4 needs "
+                        "ffmpeg)")
+    g.add_argument("--animate-every", type=int, metavar="N",
+                   help="with --animate: a frame (and a cost evaluation) every N iterations; "
+                        "default: every epoch (max-iter / 10)")
+    g.add_argument("--force", action="store_true",
+                   help="let --out and --animate overwrite existing files")
     g.add_argument("--metrics", action="store_true",
                    help=f"compute kNN preservation and trustworthiness at k = {METRIC_K}")
     talk = g.add_mutually_exclusive_group()
@@ -149,6 +159,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_sweep import add_sweep_parser
 
     add_sweep_parser(sub)
+    from .cli_compare import add_compare_parser
+
+    add_compare_parser(sub)
 
     m = sub.add_parser("methods", help="list the embedding methods",
                        description="List the registered methods, or describe one.")
@@ -365,6 +378,7 @@ def _check_outputs(args) -> tuple[Path | None, Path | None]:
 def _cmd_embed(args) -> int:
     kwargs = _smallvis_kwargs(args)
     out, sidecar = _check_outputs(args)
+    snapshots, callback = _check_run_plots(args, kwargs, out, sidecar)
     data = _load_input(args.input, args.labels)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little") >> 1
     from .api import smallvis
@@ -372,7 +386,16 @@ def _cmd_embed(args) -> int:
     # a bar only on a terminal (not in logs or pipes) and not with --verbose (which logs each epoch)
     progress = not (args.quiet or args.verbose) and sys.stderr.isatty()
     res = smallvis(data.X, ret_extra=True, random_state=seed, verbose=args.verbose,
-                   progress=progress, **kwargs)
+                   progress=progress, epoch_callback=callback, **kwargs)
+    if args.plot_costs is not None:
+        from .plot_run import plot_costs
+
+        plot_costs(res, path=args.plot_costs)
+    if args.animate is not None:
+        from .plot_run import animate
+
+        animate(snapshots, args.animate, data.labels, title=method_name(res.method),
+                label_kind=data.label_kind, label_name=data.label_name)
     if args.metrics:
         res.metrics = compute_metrics(data.X, res.Y, **_pbic_inputs(res))
     title = plot_title(res)
@@ -388,6 +411,35 @@ def _cmd_embed(args) -> int:
     if not args.quiet:
         _report(args, data, res, seed, out, sidecar)
     return 0
+
+
+def _check_run_plots(args, kwargs, out, sidecar) -> tuple:
+    """Validate --plot-costs/--animate before the run. With --animate, set ``kwargs["epoch"]`` from
+    --animate-every and return ``(snapshots, callback)``: the epoch callback appends
+    ``(iteration, Y, cost)`` to the list; else ``(None, None)``."""
+    if args.animate_every is not None and args.animate is None:
+        raise ValueError("--animate-every needs --animate FILE.gif")
+    if args.plot_costs is not None:
+        from .plot import check_plot_path
+
+        check_plot_path(args.plot_costs)
+    paths = [Path(p).resolve() for p in (args.plot, args.plot_costs, args.animate) if p is not None]
+    paths += [p.resolve() for p in (out, sidecar) if p is not None]
+    if len(set(paths)) < len(paths):
+        raise ValueError("--plot, --plot-costs, --animate and --out must name different files")
+    if args.animate is None:
+        return None, None
+    from .plot_run import check_animation_path
+
+    check_animation_path(args.animate, force=args.force)
+    if args.k == 1:
+        raise ValueError("--animate needs at least 2 output dimensions (--k)")
+    if args.animate_every is not None:
+        if args.animate_every < 1:
+            raise ValueError(f"--animate-every must be >= 1; got {args.animate_every}")
+        kwargs["epoch"] = args.animate_every
+    snapshots = []
+    return snapshots, lambda Y, it, cost: snapshots.append((it, Y.copy(), cost))
 
 
 def _pbic_inputs(res) -> dict:
@@ -485,13 +537,18 @@ def _report(args, data, res, seed, out, sidecar) -> None:
         where.append(f"plot {args.plot}")
     if out is not None:
         where.append(f"coordinates {out} (+ {sidecar.name})")
+    if getattr(args, "plot_costs", None) is not None:
+        where.append(f"cost curve {args.plot_costs}")
+    if getattr(args, "animate", None) is not None:
+        where.append(f"animation {args.animate}")
     if not where:
         print("nothing saved: add --plot FILE.png to see the embedding, --out FILE.csv to keep it")
     n, k = res.Y.shape
     sgd = res.opt.get("name") == "sgd"
     steps = f"{res.iter} epochs (sgd)" if sgd else f"{res.iter} iterations"
+    saved = f"; {', '.join(where)}" if where else ""
     print(f"{method_name(res.method)}: {n} points -> {k}-D, {steps}, final cost "
-          f"{'~' if sgd else ''}{res.cost:.4g}, {res.time_secs:.2f} s, seed {seed}" + (f"; {', '.join(where)}" if where else ""))
+          f"{'~' if sgd else ''}{res.cost:.4g}, {res.time_secs:.2f} s, seed {seed}{saved}")
 
 
 # ---------------------------------------------------------------------------------------------------

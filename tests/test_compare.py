@@ -41,7 +41,8 @@ def test_api_runs_each_method_as_smallvis_would(iris, tmp_path):
         row = cmp.table.set_index("method").loc[name]
         assert row["knn_15"] == pytest.approx(knn_preservation(iris.X, ref, 15))
         assert row["iterations"] == 50 and row["status"] == "ok"
-    assert sorted(p.name for p in out.iterdir()) == ["compare.json", "grid.png", "metrics.csv"]
+    assert sorted(p.name for p in out.iterdir()) == ["compare.json", "grid.png", "metrics.csv",
+                                                        "report.html"]
     table = pd.read_csv(out / "metrics.csv")
     assert {"method", "cost", "iterations", "seconds", "knn_15", "trustworthiness_15",
             "rnx_auc"} <= set(table.columns)

@@ -4,7 +4,8 @@ intrinsic dimensionality, list methods and datasets.
 ::
 
     smallvis embed iris --plot iris.png --plot-costs costs.png --animate run.gif
-    smallvis compare iris --methods tsne,umap,largevis,mmds --out cmp
+    smallvis compare iris --methods tsne,umap,largevis,mmds --out cmp   # + cmp/report.html
+    smallvis report cmp                      # rebuild the HTML report of a compare or sweep folder
     smallvis embed data.csv --labels species --method tsne --perplexity 15 --out emb.csv --metrics
     smallvis idp iris --plot dims.png
     smallvis idp data.csv --labels species --perplexities 5,10,20,40 --out dims.csv
@@ -162,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_compare import add_compare_parser
 
     add_compare_parser(sub)
+    from .cli_report import add_report_parser
+
+    add_report_parser(sub)
 
     m = sub.add_parser("methods", help="list the embedding methods",
                        description="List the registered methods, or describe one.")

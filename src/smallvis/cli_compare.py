@@ -51,7 +51,7 @@ def add_compare_parser(sub) -> None:
                    "an existing one is refused unless --force")
     c.add_argument("--force", action="store_true",
                    help="write into an existing output folder (replacing its grid.png, metrics.csv, "
-                        "compare.json)")
+                        "compare.json and report.html)")
     talk = c.add_mutually_exclusive_group()
     talk.add_argument("--verbose", "-v", action="store_true", help="log progress details")
     talk.add_argument("--quiet", "-q", action="store_true", help="print only errors")
@@ -73,7 +73,7 @@ def parse_method_params(items) -> dict:
 
 def run_compare(args) -> int:
     """Run ``smallvis compare`` with parsed ``args``; returns the exit status."""
-    from .compare_runner import check_methods, check_out_dir, check_params, compare
+    from .compare_runner import OUTPUTS, check_methods, check_out_dir, check_params, compare
 
     methods = check_methods(args.methods)  # bad names and parameters fail before anything runs
     params = check_params(parse_method_params(args.param), methods)
@@ -96,7 +96,7 @@ def run_compare(args) -> int:
 
         _print_table(table)
         print(f"{len(table)} methods on {name} ({data.X.shape[0]} x {data.X.shape[1]}), seed "
-              f"{seed}; saved {out / 'grid.png'}, {out / 'metrics.csv'}, {out / 'compare.json'}")
+              f"{seed}; saved {', '.join(str(out / name) for name in OUTPUTS if (out / name).exists())}")
     for row in failed.itertuples():
         print(f"smallvis: {row.method} failed: {row.error}", file=sys.stderr)
     return 1 if len(failed) else 0

@@ -26,7 +26,7 @@ from .metrics import K_METRICS, METRIC_K, compute_metrics
 
 DEFAULT_METHODS = ("tsne", "umap", "largevis", "mmds")
 DEFAULT_INIT = "spca"  # one deterministic start for every method (random starts hide structure)
-OUTPUTS = ("grid.png", "metrics.csv", "compare.json")
+OUTPUTS = ("grid.png", "metrics.csv", "compare.json", "report.html")
 
 
 @dataclass
@@ -105,7 +105,7 @@ def check_out_dir(out_dir, force: bool) -> Path:
             raise ValueError(f"output folder {out} exists and is not a folder")
         if not force:
             raise ValueError(f"output folder {out} already exists: use --force (force=True) to "
-                             "write into it (its grid.png, metrics.csv and compare.json are replaced)")
+                             f"write into it (its {', '.join(OUTPUTS)} are replaced)")
         if not os.access(out, os.W_OK | os.X_OK):
             raise ValueError(f"output folder {out} is not writable")
         return out
@@ -192,6 +192,9 @@ def compare(X, methods=DEFAULT_METHODS, *, params=None, out_dir=None, force: boo
     })
     if out is not None:
         _write(out, table, record, results, labels, label_kind, plot)
+        from .report import report_after_run
+
+        report_after_run(out)
     return Comparison(table, results, record)
 
 

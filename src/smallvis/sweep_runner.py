@@ -145,6 +145,9 @@ def _sweep(X, grid, out_dir, *, labels, label_name, name, n_jobs, scheduler, con
 
         plot_sweep(out / "grid.png", grid, runs, records, runs_dir, labels, label_kind,
                    label_name, f"{name} ({X.shape[0]} points)")
+    from .report import report_after_run
+
+    report_after_run(out)
     failed = int((table["status"] == "error").sum())
     table.attrs.update(out_dir=str(out), skipped=skipped, ran=len(todo), failed=failed)
     return table

@@ -372,3 +372,15 @@ def test_registry_entries_and_cheap_listing(tmp_path, monkeypatch):
         assert (specs[name].n, specs[name].dims, specs[name].label_kind) == (n, dims, kind)
     assert DATASETS["mnist6k"].random and not DATASETS["frey"].random
     assert not (tmp_path / "never").exists()
+
+
+def test_load_dataset_reads_a_given_folder(tmp_path):
+    from smallvis.datasets import load_dataset
+
+    ff = np.arange(560 * 6, dtype=np.uint8).reshape(560, 6)
+    savemat(tmp_path / "frey_rawface.mat", {"ff": ff})
+    ds = load_dataset("frey", path=tmp_path)
+    assert ds.X.shape == (6, 560) and ds.label_kind == "continuous"
+    np.testing.assert_array_equal(ds.X, ff.T)
+    with pytest.raises(ValueError, match="'iris' reads no files.*mnist6k"):
+        load_dataset("iris", path=tmp_path)

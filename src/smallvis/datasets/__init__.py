@@ -83,7 +83,13 @@ def list_datasets() -> list[DatasetSpec]:
     return list(DATASETS.values())
 
 
-def load_dataset(name: str, random_state=None) -> Dataset:
+def _reads_files(spec: DatasetSpec) -> bool:
+    import inspect
+
+    return "path" in inspect.signature(spec.loader).parameters
+
+
+def load_dataset(name: str, random_state=None, path=None) -> Dataset:
     """Load a built-in dataset by name (case-insensitive, unique prefix).
 
     Parameters
@@ -93,6 +99,10 @@ def load_dataset(name: str, random_state=None) -> Dataset:
     random_state : int or numpy Generator, optional
         Seed for generated datasets (ignored by fixed ones). ``None`` uses the dataset's own fixed
         default seed, so ``load_dataset("s1k")`` is the same every time.
+    path : str or Path, optional
+        For the datasets read from files (mnist6k, fashion6k, coil20, oli, frey): the folder holding
+        the files as distributed, instead of the data folder (``$SMALLVIS_DATA`` or
+        ``~/.cache/smallvis``) where missing files are downloaded.
 
     Raises
     ------
@@ -101,7 +111,14 @@ def load_dataset(name: str, random_state=None) -> Dataset:
     """
     spec = DATASETS[match_name(name, DATASETS, "dataset")]
     rng = None if random_state is None else as_generator(random_state)
-    X, labels, label_name, *rest = spec.loader(rng)
+    if path is not None:
+        if not _reads_files(spec):
+            readers = ", ".join(d.name for d in DATASETS.values() if _reads_files(d))
+            raise ValueError(f"dataset {spec.name!r} reads no files, so path does not apply; it "
+                             f"does for: {readers}")
+        X, labels, label_name, *rest = spec.loader(rng, path=path)
+    else:
+        X, labels, label_name, *rest = spec.loader(rng)
     X = np.ascontiguousarray(X, dtype=np.float64)
     if labels is not None:
         labels = np.asarray(labels)

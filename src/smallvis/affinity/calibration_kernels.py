@@ -255,24 +255,44 @@ def calibrate_block_warm(A, row0, log_u, n_fallback, beta, tol, max_tries, betas
         row = A[r]
         d[:i] = row[:i]
         d[i:] = row[i + 1:]
-        beta, ok = bisect_row(d, log_u[i], beta, tol, max_tries, sel, w, bits)
-        if ok:
-            dint[i] = row_weights(beta, d, w, bits, sel, logs)[2]
-            betas[i] = beta
-        else:
-            failed[i] = True
-            betas[i] = 1.0
-            dint[i] = 0.0
-            beta = 1.0
-            order = np.argsort(d, kind="mergesort")
-            w[:] = 0.0
-            k = n_fallback[i]
-            for t in range(k):
-                w[order[t]] = 1.0 / k
+        beta, dint[i], ok = _warm_row(d, log_u[i], n_fallback[i], beta, tol, max_tries, sel, w,
+                                      bits, logs)
+        betas[i] = beta
+        failed[i] = not ok
         row[:i] = w[:i]
         row[i] = 0.0
         row[i + 1:] = w[i:]
     return beta
+
+
+@njit(cache=True, error_model="numpy")
+def _warm_row(d, log_u, n_fallback, beta, tol, max_tries, sel, w, bits, logs):
+    """One row of the R path from ``beta``: the weights into ``w``; returns ``(beta, dint, ok)``.
+    A failed row gets ``1 / n_fallback`` on its ``n_fallback`` smallest values (ties: lower index
+    first), beta 1 (the next row's start) and dint 0."""
+    beta, ok = bisect_row(d, log_u, beta, tol, max_tries, sel, w, bits)
+    if ok:
+        return beta, row_weights(beta, d, w, bits, sel, logs)[2], True
+    order = np.argsort(d, kind="mergesort")
+    w[:] = 0.0
+    for t in range(n_fallback):
+        w[order[t]] = 1.0 / n_fallback
+    return 1.0, 0.0, False
+
+
+@njit(cache=True, error_model="numpy")
+def calibrate_knn_warm(D, log_u, n_fallback, beta, tol, max_tries, W, betas, dint, failed):
+    """The R path on neighbour values ``D`` (n, k): row ``i``'s weights into ``W[i]``, starting
+    from ``beta`` and then from the previous row's beta, as :func:`calibrate_block_warm`."""
+    k = D.shape[1]
+    sel = np.empty(k)
+    logs = np.empty(k)
+    bits = np.empty(k, dtype=np.int64)
+    for i in range(D.shape[0]):
+        beta, dint[i], ok = _warm_row(D[i], log_u[i], n_fallback[i], beta, tol, max_tries, sel,
+                                      W[i], bits, logs)
+        betas[i] = beta
+        failed[i] = not ok
 
 
 # --- independent rows (the original's C++ calibration and the nngaussian kernel) -----------------

@@ -32,7 +32,7 @@ from .._logging import logger
 from .._names import match_name
 from ..input.data import InputData
 from .nngaussian import nngaussian_affinities
-from .perplexity import EPS, _bisect, check_perplexity, describe_perplexity
+from .perplexity import EPS, check_perplexity, describe_perplexity
 from .scale import SYMMETRIZE, fuzzy_set_union
 from .smooth_knn import check_k, knn_to_csr, smooth_knn_core
 
@@ -45,115 +45,29 @@ _SQUARED = {"gaussian": True, "gauss": True, "exp": False}
 # --- the restricted perplexity calibration -----------------------------------------------------------
 
 
-def _calibrate_knn_rows(D, logU, beta0, tol, max_tries):  # pragma: no cover - compiled by numba
-    """Bisection of every row of ``D`` (n, k), as :func:`perplexity._bisect` and the R path's warm
-    start; written for numba (plain loops). Returns ``(W, beta, dint, failed)``; failed rows get
-    ``W = 0`` and ``beta = 1`` (their fallback weights are set by the caller)."""
-    n, k = D.shape
-    W = np.zeros((n, k))
-    betas = np.ones(n)
-    dint = np.zeros(n)
-    failed = np.zeros(n, dtype=np.bool_)
-    w = np.empty(k)
-    beta = beta0
-    for i in range(n):
-        if i > 0:
-            beta = betas[i - 1]
-        target = logU[i]
-        bmin = -np.inf
-        bmax = np.inf
-        tries = 0
-        while True:
-            Z = 0.0
-            dw = 0.0
-            for j in range(k):
-                w[j] = math.exp(-beta * D[i, j])
-                Z += w[j]
-                dw += D[i, j] * w[j]
-            H = 0.0 if Z == 0.0 else math.log(Z) + beta * dw / Z
-            if not (abs(H - target) > tol and tries < max_tries):
-                break
-            if H > target:
-                bmin = beta
-                beta = beta * 2.0 if bmax == np.inf else (beta + bmax) / 2.0
-            else:
-                bmax = beta
-                beta = beta / 2.0 if bmin == -np.inf else (beta + bmin) / 2.0
-            tries += 1
-        if not abs(H - target) <= tol:
-            failed[i] = True
-            continue
-        betas[i] = beta
-        s = 0.0
-        for j in range(k):
-            W[i, j] = w[j]
-            p = w[j] / Z
-            s += D[i, j] * p * (math.log(p + EPS) + H)
-        dint[i] = -2.0 * beta * s
-    return W, betas, dint, failed
-
-
-_COMPILED = {}
-
-
-def _numba_calibrate():
-    """The numba-compiled row calibration (compiled on first use, cached on disk), or None."""
-    if "calibrate" not in _COMPILED:
-        try:
-            from .._jit import njit
-        except ImportError:
-            _COMPILED["calibrate"] = None
-        else:
-            _COMPILED["calibrate"] = njit(cache=True)(_calibrate_knn_rows)
-    return _COMPILED["calibrate"]
-
-
-def _calibrate_python(D, U, beta0, tol, max_tries):
-    """Reference implementation with :func:`_bisect` (used when numba is not installed)."""
-    n, k = D.shape
-    W = np.zeros((n, k))
-    betas = np.ones(n)
-    dint = np.zeros(n)
-    failed = np.zeros(n, dtype=bool)
-    beta = beta0
-    for i in range(n):
-        d = D[i]
-        if i > 0:
-            beta = betas[i - 1]
-        beta, H, w, Z, ok = _bisect(d, math.log(float(U[i])), beta, tol, max_tries)
-        if not ok:
-            failed[i] = True
-            continue
-        betas[i] = beta
-        W[i] = w
-        p = w / Z
-        dint[i] = -2.0 * beta * float(np.sum(d * p * (np.log(p + EPS) + H)))
-    return W, betas, dint, failed
-
-
-def calibrate_knn_rows(D: np.ndarray, U: np.ndarray, *, tol: float = 1e-5, max_tries: int = 50,
-                       use_numba: bool = True):
+def calibrate_knn_rows(D: np.ndarray, U: np.ndarray, *, tol: float = 1e-5, max_tries: int = 50):
     """Perplexity calibration of the R path (spec §3.1) on neighbour distances ``D`` (n, k).
 
     Each row holds the values entering ``exp(-beta D)`` for that point's ``k`` neighbours (squared
     or plain distances, nearest first). Point 0 starts from ``0.5 U / mean(D[0])``, every later point
     from the previous point's converged beta; a point that fails gets weight ``1 / floor(U)`` on its
-    ``floor(U)`` nearest neighbours, ``beta = 1`` and ``dint = 0``, as :func:`calibrate_rows`.
+    ``floor(U)`` nearest neighbours, ``beta = 1`` and ``dint = 0``, as :func:`calibrate_rows`. The
+    row kernel is the dense calibration's (:mod:`.calibration_kernels`).
 
     Returns ``(W, beta, dint, failed)`` with ``W`` the (n, k) un-normalised weights.
     """
+    from .calibration_kernels import calibrate_knn_warm
+
     D = np.ascontiguousarray(D, dtype=np.float64)
     U = np.asarray(U, dtype=np.float64)
+    n, k = D.shape
     mean_d = float(D[0].mean())
     beta0 = 0.5 * float(U[0]) / mean_d if mean_d > 0 else 1.0
-    kernel = _numba_calibrate() if use_numba else None
-    if kernel is not None:
-        W, beta, dint, failed = kernel(D, np.log(U), beta0, float(tol), int(max_tries))
-    else:
-        W, beta, dint, failed = _calibrate_python(D, U, beta0, tol, max_tries)
-    for i in np.flatnonzero(failed):
-        nnbrs = max(int(math.floor(U[i])), 1)
-        W[i, :nnbrs] = 1.0 / nnbrs  # neighbours are nearest first
+    n_fallback = np.clip(np.floor(U), 1, k).astype(np.int64)
+    W, beta, dint = np.empty((n, k)), np.empty(n), np.empty(n)
+    failed = np.zeros(n, dtype=bool)
+    calibrate_knn_warm(D, np.log(U), n_fallback, beta0, float(tol), int(max_tries), W, beta, dint,
+                       failed)
     return W, beta, dint, failed
 
 

@@ -32,7 +32,7 @@ from numba import prange
 
 from .._jit import njit
 from .exact_kernels import (FAST, GAUSSIAN_KERNEL, T_KERNEL, _row_d2, add_pair_forces,
-                            reduce_chunks)
+                            clear_chunk, reduce_chunks)
 
 # columns per block of plogp_cols (contiguous reads of each row's block)
 _COL_BLOCK = 64
@@ -110,11 +110,7 @@ def kl_pair_terms(P, Yt, f, code, alpha, clamp, eps, by_row, inv_z, beta, bounds
         d2, kk = d2_scratch[c], k_scratch[c]
         wa, ga, qa, qb = wa_scratch[c], ga_scratch[c], qa_scratch[c], qb_scratch[c]
         wb, gb = wb_scratch[c], gb_scratch[c]
-        if want_grad:
-            for d in range(k):
-                gbuf[c, d, lo:] = 0.0
-        if want_cost:
-            cbuf[c, lo:] = 0.0
+        clear_chunk(gbuf, cbuf, c, lo, k, want_grad, want_cost)
         for i in range(lo, hi):
             m = n - i - 1
             _row_d2(Yt, i, d2)

@@ -121,6 +121,16 @@ def _row_t2_forces(Yt, i, prow, inv_z, four_f, clamp, eps, q, g0, g1):
 
 
 @njit(cache=True, fastmath=FAST, error_model="numpy")
+def clear_chunk(gbuf, cbuf, c, lo, nf, want_grad, want_cost):
+    """Zero chunk ``c``'s partial sums from row ``lo`` on (it writes only rows >= ``lo``)."""
+    if want_grad:
+        for d in range(nf):
+            gbuf[c, d, lo:] = 0.0
+    if want_cost:
+        cbuf[c, lo:] = 0.0
+
+
+@njit(cache=True, fastmath=FAST, error_model="numpy")
 def add_pair_forces(Yt, i, kk, gb, m):
     """``gb[d, i] += sum_j kk[j] (y_id - y_jd)`` and ``gb[d, j] -= kk[j] (y_id - y_jd)``."""
     for d in range(Yt.shape[0]):
@@ -208,11 +218,7 @@ def kl_terms(P, Yt, f, code, alpha, clamp, eps, Z, bounds, want_cost, want_grad,
     for c in prange(chunks):
         lo, hi = bounds[c], bounds[c + 1]
         d2, q, kk = d2_scratch[c], q_scratch[c], k_scratch[c]
-        if want_grad:
-            for d in range(k):
-                gbuf[c, d, lo:] = 0.0
-        if want_cost:
-            cbuf[c, lo:] = 0.0
+        clear_chunk(gbuf, cbuf, c, lo, k, want_grad, want_cost)
         for i in range(lo, hi):
             m = n - i - 1
             prow = P[i, i + 1:]

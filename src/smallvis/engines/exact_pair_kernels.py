@@ -28,7 +28,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
-from .exact_kernels import FAST, _row_d2, add_pair_forces, reduce_chunks
+from .exact_kernels import FAST, _row_d2, add_pair_forces, clear_chunk, reduce_chunks
 
 # divergences (the row function to call)
 KL_REPULSION, LARGEVIS, UMAP, RKL, JS, CHI2, HELLINGER, MMDS, SSTRESS, SAMMON = range(10)
@@ -257,11 +257,7 @@ def pair_pass(Yt, X, div, wk, prm, bounds, want_cost, want_grad, two_forces,
     for c in prange(chunks):
         lo, hi = bounds[c], bounds[c + 1]
         d2, kk, k2, cc = d2_scratch[c], k_scratch[c], k2_scratch[c], c_scratch[c]
-        if want_grad:
-            for d in range(nf):
-                gbuf[c, d, lo:] = 0.0
-        if want_cost:
-            cbuf[c, lo:] = 0.0
+        clear_chunk(gbuf, cbuf, c, lo, nf, want_grad, want_cost)
         s = 0.0
         for i in range(lo, hi):
             m = n - i - 1

@@ -149,9 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="let --out and --animate overwrite existing files")
     g.add_argument("--metrics", action="store_true",
                    help=f"compute kNN preservation and trustworthiness at k = {METRIC_K}")
-    talk = g.add_mutually_exclusive_group()
-    talk.add_argument("--verbose", "-v", action="store_true", help="log progress details")
-    talk.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    add_talk_options(g, verbose="log progress details", quiet="no progress bar or summary")
     e.set_defaults(run=_cmd_embed)
 
     from .cli_idp import add_idp_parser
@@ -255,6 +253,13 @@ class _CLIFormatter(logging.Formatter):
         if record.levelno >= logging.WARNING:
             return f"{PROG}: {record.levelname.lower()}: {' '.join(record.getMessage().split())}"
         return f"{self.formatTime(record, '%H:%M:%S')} {record.getMessage()}"
+
+
+def add_talk_options(group, *, verbose: str, quiet: str = "print only errors") -> None:
+    """The mutually exclusive ``--verbose/-v`` and ``--quiet/-q`` of every subcommand."""
+    talk = group.add_mutually_exclusive_group()
+    talk.add_argument("--verbose", "-v", action="store_true", help=verbose)
+    talk.add_argument("--quiet", "-q", action="store_true", help=quiet)
 
 
 def _setup_logging(verbose: bool):

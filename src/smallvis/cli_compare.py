@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-from .cli import _load_input, _number_or_name, parse_value
+from .cli import _load_input, _number_or_name, add_talk_options, parse_value
 from .metrics import METRIC_K
 
 
@@ -52,9 +52,7 @@ def add_compare_parser(sub) -> None:
     c.add_argument("--force", action="store_true",
                    help="write into an existing output folder (replacing its grid.png, metrics.csv, "
                         "compare.json and report.html)")
-    talk = c.add_mutually_exclusive_group()
-    talk.add_argument("--verbose", "-v", action="store_true", help="log progress details")
-    talk.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+    add_talk_options(c, verbose="log progress details")
     c.set_defaults(run=run_compare)
 
 

@@ -12,6 +12,8 @@ write (replaced only with --force).
 
 from __future__ import annotations
 
+from .cli import add_talk_options
+
 
 def add_report_parser(sub) -> None:
     """The ``report`` subcommand's arguments (``sub`` is the main parser's subparsers)."""
@@ -25,9 +27,7 @@ def add_report_parser(sub) -> None:
     r.add_argument("folder", metavar="FOLDER")
     r.add_argument("--force", action="store_true",
                    help="replace a report.html that smallvis did not write")
-    talk = r.add_mutually_exclusive_group()
-    talk.add_argument("--verbose", "-v", action="store_true", help="tracebacks on errors")
-    talk.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+    add_talk_options(r, verbose="tracebacks on errors")
     r.set_defaults(run=run_report)
 
 

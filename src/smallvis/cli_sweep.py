@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .cli import _load_input
+from .cli import _load_input, add_talk_options
 from .metrics import METRIC_K
 
 
@@ -62,9 +62,7 @@ def add_sweep_parser(sub) -> None:
     g.add_argument("--force", action="store_true",
                    help="use OUT even if it holds another input's sweep (its runs are then "
                         "recomputed, never mixed) or other files; nothing is deleted")
-    talk = g.add_mutually_exclusive_group()
-    talk.add_argument("--verbose", "-v", action="store_true", help="log each run's details")
-    talk.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+    add_talk_options(g, verbose="log each run's details")
     s.set_defaults(run=run_sweep)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._logging import logger
-from ..methods.base import MethodState
+from ..methods.base import EPS, MethodState
 
 # kernels these engines serve (codes of methods.base.FusedForm)
 T_KERNEL, HEAVY_TAILED_KERNEL = 0, 2
@@ -119,9 +119,10 @@ class SparseKLEngine:
         return state.data[_FORM_KEY]
 
     # -- the subclass's part --------------------------------------------------------------------
-    def repulsion(self, Y: np.ndarray, code: int, alpha: float, forces: bool):
+    def repulsion(self, Y: np.ndarray, code: int, alpha: float, forces: bool, eps: float = EPS):
         """``(Z, R)``: ``Z = sum_{i != j} w_ij`` and ``R`` (n, k) with
-        ``R_i = sum_j w_ij^(1 + alpha) (y_i - y_j)`` (None unless ``forces``)."""
+        ``R_i = sum_j w_ij^(1 + alpha) (y_i - y_j)`` (None unless ``forces``); ``eps`` is the
+        method's (a Barnes-Hut tree softens distances and merges points with it)."""
         raise NotImplementedError
 
     # -- evaluation -----------------------------------------------------------------------------
@@ -135,7 +136,7 @@ class SparseKLEngine:
         f = float(exaggeration)
         Y = np.ascontiguousarray(Y, dtype=np.float64)
         n, k = Y.shape
-        Z, R = self.repulsion(Y, form.kernel, float(form.alpha), bool(grad))
+        Z, R = self.repulsion(Y, form.kernel, float(form.alpha), bool(grad), float(form.eps))
         A = np.empty((n, k)) if grad else np.empty((0, 0))
         logw = np.empty(n) if cost else np.empty(0)
         plogp = np.empty(n) if cost else np.empty(0)

@@ -63,19 +63,11 @@ class BarnesHutEngine(SparseKLEngine):
     def __init__(self, theta: float = 0.5, knn: str = "auto"):
         super().__init__(knn)
         self.theta = check_theta(theta)
-        self._eps = EPS
 
     def options(self) -> dict:
         return {"theta": self.theta, "knn": self.knn}
 
-    def evaluate(self, method, state, Y, exaggeration=1.0, *, cost=True, grad=True):
-        """Return ``(pcost (n,) or None, gradient (n, k) or None)`` at ``Y``; the tree uses the
-        method's ``eps``."""
-        form = self._form(method, state)[0]
-        self._eps = float(form.eps)
-        return super().evaluate(method, state, Y, exaggeration, cost=cost, grad=grad)
-
-    def repulsion(self, Y: np.ndarray, code: int, alpha: float, forces: bool):
+    def repulsion(self, Y: np.ndarray, code: int, alpha: float, forces: bool, eps: float = EPS):
         """``(Z, R)`` from the tree: ``Z = sum_i Z_i + eps`` and ``R`` (n, k) (None unless
         ``forces``)."""
         n, k = Y.shape
@@ -86,7 +78,6 @@ class BarnesHutEngine(SparseKLEngine):
         from . import bh_kernels as kern
 
         Y = np.ascontiguousarray(Y, dtype=np.float64)
-        eps = self._eps
         side = float(np.max(np.ptp(Y, axis=0))) if n else 0.0
         # points closer than eps relative to the embedding's size share a leaf: the original's
         # absolute eps where the embedding is about 1 wide, without merging everything when early

@@ -156,8 +156,9 @@ class ExactSparseKL(SparseKLEngine):
         super().__init__(knn="exact")
         self._workspace = workspace  # (n, k) -> Workspace
 
-    def repulsion(self, Y, code, alpha, forces):
-        """``Z = sum_{i != j} w_ij`` and ``R_i = sum_j w_ij^(1 + alpha) (y_i - y_j)``, each pair once."""
+    def repulsion(self, Y, code, alpha, forces, eps=0.0):
+        """``Z = sum_{i != j} w_ij`` and ``R_i = sum_j w_ij^(1 + alpha) (y_i - y_j)``, each pair once
+        (exact: ``eps`` is not needed)."""
         from . import exact_pair_kernels as pk
 
         n, k = Y.shape

@@ -129,8 +129,8 @@ class FFTEngine(SparseKLEngine):
         return n_boxes, h, L
 
     # -- the repulsion --------------------------------------------------------------------------
-    def repulsion(self, Y: np.ndarray, code: int, alpha: float, forces: bool):
-        """``(Z, R)`` by interpolation (see the module docstring)."""
+    def repulsion(self, Y: np.ndarray, code: int, alpha: float, forces: bool, eps: float = 0.0):
+        """``(Z, R)`` by interpolation (see the module docstring); ``eps`` is not needed."""
         import numba
 
         from . import fft_kernels as kern

@@ -128,7 +128,7 @@ class SparseKLEngine:
     # -- evaluation -----------------------------------------------------------------------------
     def evaluate(self, method, state, Y, exaggeration=1.0, *, cost=True, grad=True):
         """Return ``(pcost (n,) or None, gradient (n, k) or None)`` at ``Y``."""
-        from .attraction_kernels import attraction
+        from .attraction_kernels import attraction, attraction_cost
 
         form, (indptr, indices, data), rowsum = self._form(method, state)
         if not (cost or grad):
@@ -136,15 +136,16 @@ class SparseKLEngine:
         f = float(exaggeration)
         Y = np.ascontiguousarray(Y, dtype=np.float64)
         n, k = Y.shape
-        Z, R = self.repulsion(Y, form.kernel, float(form.alpha), bool(grad), float(form.eps))
-        A = np.empty((n, k)) if grad else np.empty((0, 0))
-        logw = np.empty(n) if cost else np.empty(0)
-        plogp = np.empty(n) if cost else np.empty(0)
-        attraction(indptr, indices, data, Y, form.kernel, float(form.alpha), bool(grad),
-                   bool(cost), A, logw, plogp)
-        G = 4.0 * (f * A - R / Z) if grad else None
-        pcost = None
+        code, alpha = form.kernel, float(form.alpha)
+        Z, R = self.repulsion(Y, code, alpha, bool(grad), float(form.eps))
+        G = pcost = None
+        if grad:
+            A = np.empty((n, k))
+            attraction(indptr, indices, data, Y, code, alpha, A)
+            G = 4.0 * (f * A - R / Z)
         if cost:
+            logw, plogp = np.empty(n), np.empty(n)
+            attraction_cost(indptr, indices, data, Y, code, alpha, logw, plogp)
             # sum_j fP log(fP) - fP (log w - log Z)
             with np.errstate(divide="ignore"):
                 logf = np.log(f) if f > 0 else 0.0

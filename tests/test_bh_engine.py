@@ -223,6 +223,11 @@ def test_the_originals_bh_switch():
     assert other.engine == "dense"
     with pytest.raises(ValueError, match="nn"):
         smallvis.smallvis(X, bh=True, nn="sometimes", max_iter=5)
+    # without bh=True the original drops inp_kernel and nn silently; here that is an error
+    for given in ({"inp_kernel": "nngaussian"}, {"nn": "exact"}):
+        with pytest.raises(ValueError, match=f"{next(iter(given))} only applies with bh=True.*"
+                                             r"method=\('tsne', \{'inp_kernel'"):
+            smallvis.smallvis(X, max_iter=5, **given)
 
 
 def test_bh_from_the_command_line(tmp_path):

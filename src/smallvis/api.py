@@ -120,7 +120,9 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         {"theta": theta})`` on a sparse P from the ``"nngaussian"`` input kernel (or
         ``inp_kernel``, e.g. ``"knn"``); neighbours exact up to 20,000 points and approximate
         beyond, unless ``nn`` is ``"exact"`` or ``"approximate"``.
-        Ignored, as in the original, for every other method.
+        Ignored, as in the original, for every other method. ``inp_kernel`` or ``nn`` without
+        ``bh=True`` is an error (the original ignores them silently): give the kernel to the method
+        instead, ``method=("tsne", {"inp_kernel": "nngaussian"})``.
     eps : float
         Passed to a method given by bare name (the ``(name, params)`` form keeps the method's default).
     verbose : bool
@@ -264,6 +266,13 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
     m = build_method(method, perplexity=perplexity, eps=eps, use_cpp=bool(use_cpp))
     if bh:
         engine = _barnes_hut_tsne(m, method, engine, theta=theta, inp_kernel=inp_kernel, nn=nn)
+    elif inp_kernel is not None or nn is not None:
+        given = "inp_kernel" if inp_kernel is not None else "nn"
+        raise ValueError(
+            f"{given} only applies with bh=True (the original ignores it otherwise); to change the "
+            f"input kernel of another run, give it to the method, e.g. method=({m.name!r}, "
+            "{'inp_kernel': 'nngaussian'}); the sparse engines take neighbours as an option, e.g. "
+            "engine=('fft', {'knn': 'exact'})")
     if Y_init is not None:
         resolve_init(Y_init)  # a bad name fails before any work
     if epoch is not None:

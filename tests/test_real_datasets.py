@@ -21,7 +21,7 @@ from smallvis.datasets import DATASETS, list_datasets, load_dataset
 from smallvis.datasets import real
 from smallvis.datasets.download import DownloadError, data_home, fetch
 from smallvis.datasets.files import (read_coil20_zip, read_frey_mat, read_idx, read_idx_pair,
-                                     read_olivetti_mat)
+                                     read_olivetti_array, read_olivetti_mat)
 
 N_TRAIN, N_TEST = 15, 5  # images per class in each idx file: 20 per class in all
 
@@ -336,6 +336,50 @@ def test_olivetti_download_checks_sha256(server, cache, monkeypatch):
     assert list((cache / "olivetti").iterdir()) == []
 
 
+def test_olivetti_from_scikit_learns_files(tmp_path, monkeypatch):
+    """scikit-learn's cache (olivetti_py3.pkz, written the way fetch_olivetti_faces writes it) and a .npy
+    of its images give the same upright faces as the .mat; scikit-learn's own loader agrees."""
+    import joblib
+    from scipy.io import loadmat
+    from sklearn.datasets import fetch_olivetti_faces
+
+    rng = np.random.default_rng(6)
+    upright = rng.integers(0, 256, (400, 64, 64)).astype(np.uint8)
+    mat = tmp_path / "olivettifaces.mat"
+    savemat(mat, {"faces": np.stack([im.T.ravel() for im in upright], axis=1)})
+    sk_home = tmp_path / "sk"
+    sk_home.mkdir()
+    joblib.dump(loadmat(mat)["faces"].T.copy(), sk_home / "olivetti_py3.pkz", compress=6)
+    X, person = read_olivetti_array(sk_home / "olivetti_py3.pkz")
+    np.testing.assert_array_equal(X, upright.reshape(400, -1))
+    np.testing.assert_array_equal(person, np.arange(400) // 10)
+    theirs = fetch_olivetti_faces(data_home=sk_home, download_if_missing=False)
+    np.testing.assert_allclose((X - X.min()) / (X.max() - X.min()), theirs.data, atol=1e-6)
+    np.save(tmp_path / "olivetti.npy", theirs.images)
+    np.testing.assert_allclose(read_olivetti_array(tmp_path / "olivetti.npy")[0], theirs.data)
+
+    # load_dataset finds the .pkz in a given folder, and in scikit-learn's folder by itself
+    folder = tmp_path / "given"
+    folder.mkdir()
+    (folder / "olivetti.pkz").write_bytes((sk_home / "olivetti_py3.pkz").read_bytes())
+    np.testing.assert_array_equal(load_dataset("oli", path=folder).X, upright.reshape(400, -1))
+    monkeypatch.setenv("SMALLVIS_DATA", str(tmp_path / "empty"))
+    monkeypatch.setenv("SCIKIT_LEARN_DATA", str(sk_home))
+    ds = load_dataset("oli")
+    np.testing.assert_array_equal(ds.X, upright.reshape(400, -1))
+    assert ds.labels[-1] == 39 and not (tmp_path / "empty").exists()
+
+    np.save(tmp_path / "bad.npy", np.zeros((400, 60)))
+    with pytest.raises(ValueError, match=r"bad.npy: images of \(60,\) pixels are not square"):
+        read_olivetti_array(tmp_path / "bad.npy")
+    joblib.dump({"faces": 1}, tmp_path / "dict.pkz")
+    with pytest.raises(ValueError, match="dict.pkz: expected the faces.*found a dict"):
+        read_olivetti_array(tmp_path / "dict.pkz")
+    (tmp_path / "junk.pkz").write_bytes(b"\x00junk" * 50)
+    with pytest.raises(ValueError, match="junk.pkz: not a readable joblib file"):
+        read_olivetti_array(tmp_path / "junk.pkz")
+
+
 def test_frey_mat(tmp_path):
     ff = frey_matrix()
     savemat(tmp_path / "frey_rawface.mat", {"ff": ff})
@@ -384,3 +428,27 @@ def test_load_dataset_reads_a_given_folder(tmp_path):
     np.testing.assert_array_equal(ds.X, ff.T)
     with pytest.raises(ValueError, match="'iris' reads no files.*mnist6k"):
         load_dataset("iris", path=tmp_path)
+
+
+def test_data_dir_on_the_command_line(tmp_path, capsys):
+    """``--data-dir`` reads a dataset's files from a folder, on every subcommand that reads INPUT."""
+    from smallvis.cli import main
+
+    folder = tmp_path / "frey files"
+    folder.mkdir()
+    savemat(folder / "frey_rawface.mat", {"ff": frey_matrix(40)})
+    out = tmp_path / "frey.csv"
+    assert main(["embed", "frey", "--data-dir", str(folder), "--perplexity", "5", "--max-iter", "5",
+                 "--seed", "0", "--out", str(out), "--quiet"]) == 0
+    assert np.loadtxt(out, delimiter=",", skiprows=1).shape == (40, 3)  # x, y, frame
+    assert main(["idp", "frey", "--data-dir", str(folder), "--perplexities", "4,8"]) == 0
+    assert main(["compare", "frey", "--data-dir", str(folder), "--methods", "tsne",
+                 "--max-iter", "5", "--perplexity", "5", "--out", str(tmp_path / "cmp"),
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    csv = tmp_path / "data.csv"
+    csv.write_text("a,b\n1,2\n3,4\n")
+    assert main(["embed", str(csv), "--data-dir", str(folder), "--quiet"]) != 0
+    assert "--data-dir is for the downloaded datasets" in capsys.readouterr().err
+    assert main(["embed", "iris", "--data-dir", str(folder), "--quiet"]) != 0
+    assert "'iris' reads no files" in capsys.readouterr().err

@@ -109,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--whiten", action="store_true", help="whiten the PCA components (default N = 50)")
     g.add_argument("--labels", metavar="COLUMN",
                    help="label column of a file (name or 0-based index): colours the plot")
+    add_data_dir_option(g)
     g = e.add_argument_group("initialisation and optimisation")
     g.add_argument("--init", metavar="NAME",
                    help="rand (default), pca, spca, laplacian, normlaplacian, or a .npy/.csv matrix")
@@ -262,6 +263,14 @@ def add_talk_options(group, *, verbose: str, quiet: str = "print only errors") -
     talk.add_argument("--quiet", "-q", action="store_true", help=quiet)
 
 
+def add_data_dir_option(group) -> None:
+    """``--data-dir``: where a downloaded dataset's files are (every subcommand that reads INPUT)."""
+    group.add_argument("--data-dir", metavar="DIR",
+                       help="folder holding a downloaded dataset's files as distributed (e.g. the "
+                       "four MNIST idx files, olivettifaces.mat); missing ones are downloaded into "
+                       "it. Default: $SMALLVIS_DATA/<dataset> or ~/.cache/smallvis/<dataset>")
+
+
 def _setup_logging(verbose: bool):
     """Show the library's warnings (and INFO with --verbose) on stderr; return (logger, undo)."""
     logger = logging.getLogger("smallvis")
@@ -292,10 +301,13 @@ class _Input:
     dropped: list = field(default_factory=list)
 
 
-def _load_input(source: str, labels: str | None) -> _Input:
-    """A file when one exists at ``source``; else a built-in dataset."""
+def _load_input(source: str, labels: str | None, data_dir: str | None = None) -> _Input:
+    """A file when one exists at ``source``; else a built-in dataset (its files read from
+    ``data_dir`` when given)."""
     path = Path(source)
     if path.exists():
+        if data_dir is not None:
+            raise ValueError(f"--data-dir is for the downloaded datasets; {source} is a file")
         from .tabular import read_table
 
         t = read_table(path, labels)
@@ -308,7 +320,7 @@ def _load_input(source: str, labels: str | None) -> _Input:
     from .datasets import load_dataset
 
     try:
-        ds = load_dataset(source)
+        ds = load_dataset(source, path=data_dir)
     except InvalidNameError as err:
         raise InvalidNameError(f"no file named {source!r}, and {err}") from None
     if labels is not None:
@@ -388,7 +400,7 @@ def _cmd_embed(args) -> int:
     kwargs = _smallvis_kwargs(args)
     out, sidecar = _check_outputs(args)
     snapshots, callback = _check_run_plots(args, kwargs, out, sidecar)
-    data = _load_input(args.input, args.labels)
+    data = _load_input(args.input, args.labels, args.data_dir)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little") >> 1
     from .api import smallvis
 

@@ -16,7 +16,8 @@ import os
 import sys
 from pathlib import Path
 
-from .cli import _load_input, _number_or_name, add_talk_options, parse_value
+from .cli import (_load_input, _number_or_name, add_data_dir_option, add_talk_options,
+                  parse_value)
 from .metrics import METRIC_K
 
 
@@ -47,6 +48,7 @@ def add_compare_parser(sub) -> None:
                    help="random seed of every run (default: a fresh one, printed and recorded)")
     c.add_argument("--labels", metavar="COLUMN",
                    help="label column of a file (name or 0-based index): colours the plot")
+    add_data_dir_option(c)
     c.add_argument("--out", metavar="DIR", help="output folder (default compare-<input name>); "
                    "an existing one is refused unless --force")
     c.add_argument("--force", action="store_true",
@@ -78,7 +80,7 @@ def run_compare(args) -> int:
     kwargs = {name: value for name, value in (("perplexity", args.perplexity),
                                                ("max_iter", args.max_iter),
                                                ("engine", args.engine)) if value is not None}
-    data = _load_input(args.input, args.labels)
+    data = _load_input(args.input, args.labels, args.data_dir)
     name = data.info.get("name") or Path(args.input).stem
     out = check_out_dir(args.out if args.out is not None else f"compare-{name}", args.force)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little") >> 1

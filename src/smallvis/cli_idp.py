@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 
 from ._files import atomic_write
-from .cli import _Input, _load_input
+from .cli import _Input, _load_input, add_data_dir_option
 
 
 def add_idp_parser(sub) -> None:
@@ -26,6 +26,7 @@ def add_idp_parser(sub) -> None:
                    "4, 8, 16, ... up to min(128, n/2)")
     i.add_argument("--labels", metavar="COLUMN",
                    help="class column of a file (name or 0-based index): one curve per class")
+    add_data_dir_option(i)
     i.add_argument("--scale", metavar="MODE", help="absmax (default), scale, range or none")
     i.add_argument("--pca", type=int, metavar="N", help="reduce the input to N principal components")
     i.add_argument("--plot", metavar="FILE.png", help="save the curves (overwrites)")
@@ -112,7 +113,7 @@ def run_idp(args) -> int:
     from .plot import _fmt
 
     out = _check_idp_outputs(args)
-    data = _load_input(args.input, args.labels)
+    data = _load_input(args.input, args.labels, args.data_dir)
     labels = _idp_classes(data)
     X, note = _idp_input(data.X, args.scale, args.pca)
     res = intrinsic_dimensionality(X, args.perplexities, labels=labels)

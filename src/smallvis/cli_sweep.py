@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .cli import _load_input, add_talk_options
+from .cli import _load_input, add_data_dir_option, add_talk_options
 from .metrics import METRIC_K
 
 
@@ -48,6 +48,7 @@ def add_sweep_parser(sub) -> None:
     s.add_argument("--out", metavar="DIR", help="output folder (default sweep-<input name>)")
     s.add_argument("--labels", metavar="COLUMN",
                    help="label column of a file (name or 0-based index): colours the plot")
+    add_data_dir_option(s)
     g = s.add_argument_group("where runs execute")
     g.add_argument("--jobs", "-j", type=_jobs, default=1, metavar="N",
                    help="runs at once in local processes (default 1: in this process; -1: one per CPU)")
@@ -95,7 +96,7 @@ def run_sweep(args) -> int:
     grid = load_grid(args.grid)  # a bad grid fails before the input is read
     if args.jobs != 1 and args.scheduler is not None:
         raise ValueError("give either --jobs or --scheduler, not both")
-    data = _load_input(args.input, args.labels)
+    data = _load_input(args.input, args.labels, args.data_dir)
     name = data.info.get("name") or Path(args.input).stem
     out = Path(args.out) if args.out is not None else Path(f"sweep-{name}")
     quiet = args.quiet

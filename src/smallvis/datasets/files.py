@@ -154,6 +154,44 @@ def read_olivetti_mat(path, per_person: int = 10):
     return X, np.arange(n) // per_person
 
 
+def read_olivetti_array(path, per_person: int = 10):
+    """Olivetti faces from scikit-learn's files: its cache ``olivetti_py3.pkz`` (a joblib pickle of
+    ``faces.T`` from ``olivettifaces.mat``: 400 x 4096, each row a column-major image) or a ``.npy``
+    of upright images, 400 x 64 x 64 (``fetch_olivetti_faces().images``) or 400 x 4096
+    (``.data``). The pickle is loaded with joblib: only read files you trust.
+
+    Returns the same as :func:`read_olivetti_mat`: rows are the upright images flattened row by
+    row, and the person of each.
+    """
+    path = Path(path)
+    column_major = path.suffix.lower() == ".pkz"
+    try:
+        if column_major:
+            import joblib
+
+            faces = joblib.load(path)
+        else:
+            faces = np.load(path, allow_pickle=False)
+    except Exception as err:  # joblib/pickle/numpy raise many kinds on a bad file
+        raise ValueError(f"{path}: not a readable {'joblib' if column_major else 'numpy .npy'} "
+                         f"file ({type(err).__name__}: {err})") from None
+    if not isinstance(faces, np.ndarray) or faces.ndim not in (2, 3) or faces.dtype.kind not in "uif":
+        what = (f"an array of shape {faces.shape} and type {faces.dtype}"
+                if isinstance(faces, np.ndarray) else f"a {type(faces).__name__}")
+        raise ValueError(f"{path}: expected the faces as a numeric n x 64 x 64 or n x 4096 array, "
+                         f"found {what}")
+    n = faces.shape[0]
+    npix = int(np.prod(faces.shape[1:]))
+    side = int(round(np.sqrt(npix)))
+    if side * side != npix or (faces.ndim == 3 and faces.shape[1] != faces.shape[2]):
+        raise ValueError(f"{path}: images of {faces.shape[1:]} pixels are not square (64 x 64)")
+    if n % per_person:
+        raise ValueError(f"{path}: {n} images, not a multiple of {per_person} per person")
+    if column_major:
+        faces = faces.reshape(n, side, side).transpose(0, 2, 1)
+    return np.ascontiguousarray(faces.reshape(n, npix)), np.arange(n) // per_person
+
+
 def read_frey_mat(path):
     """Frey faces from ``frey_rawface.mat`` (variable ``ff``, 560 x 1965 uint8, one frame per column).
 

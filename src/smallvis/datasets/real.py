@@ -12,12 +12,16 @@ import numpy as np
 
 from . import DatasetSpec, register_dataset
 from .download import RemoteFile, fetch
-from .files import read_coil20_zip, read_frey_mat, read_idx_pair, read_olivetti_mat
+from .files import (read_coil20_zip, read_frey_mat, read_idx_pair, read_olivetti_array,
+                    read_olivetti_mat)
 
 SAMPLE_SEED = 42
 SAMPLE_PER_CLASS = 600
 FASHION_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
                    "Sneaker", "Bag", "Ankle boot")
+# scikit-learn's cache of the faces (named olivetti_py3.pkz by its fetch_olivetti_faces), and a
+# .npy of its images (files.read_olivetti_array)
+OLIVETTI_ARRAYS = ("olivetti_py3.pkz", "olivetti.pkz", "olivetti.npy")
 _IDX_NAMES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
               "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
 
@@ -47,7 +51,8 @@ SOURCES = {
         "http://www.cs.columbia.edu/CAVE/databases/SLAM_coil-20_coil-100/coil-20/coil-20-proc.zip")),),
     "olivetti": (RemoteFile(
         "olivettifaces.mat", ("https://ndownloader.figshare.com/files/5976027",),
-        sha256="b612fb967f2dc77c9c62d3e1266e0c73d5fca46a4b8906c18e454d41af987794"),),
+        sha256="b612fb967f2dc77c9c62d3e1266e0c73d5fca46a4b8906c18e454d41af987794",
+        local_names=OLIVETTI_ARRAYS),),
     "frey": (RemoteFile("frey_rawface.mat", ("https://cs.nyu.edu/~roweis/data/frey_rawface.mat",)),),
 }
 
@@ -102,10 +107,34 @@ def coil20(rng, path=None):
 
 
 def olivetti(rng, path=None):
-    """Olivetti faces: 40 people x 10 images, 64 x 64 grey; label = person (0-39)."""
+    """Olivetti faces: 40 people x 10 images, 64 x 64 grey; label = person (0-39).
+
+    Read from ``olivettifaces.mat`` or scikit-learn's files (:data:`OLIVETTI_ARRAYS`) in the folder;
+    with no folder given and none of them in the data folder, from scikit-learn's own cache
+    (``olivetti_py3.pkz`` in ``$SCIKIT_LEARN_DATA`` or ``~/scikit_learn_data``) when
+    ``fetch_olivetti_faces`` has filled it.
+    """
+    if path is None:
+        path = _sklearn_olivetti_folder()
     files = fetch("olivetti", SOURCES["olivetti"], path)
-    X, person = read_olivetti_mat(files["olivettifaces.mat"])
+    found = files["olivettifaces.mat"]
+    read = read_olivetti_array if found.name in OLIVETTI_ARRAYS else read_olivetti_mat
+    X, person = read(found)
     return X, person, "Person"
+
+
+def _sklearn_olivetti_folder():
+    """scikit-learn's data folder when it holds its Olivetti cache and ours holds no Olivetti file."""
+    import os
+    from pathlib import Path
+
+    from .download import data_home
+
+    ours = data_home(create=False) / "olivetti"
+    if any((ours / name).is_file() for name in ("olivettifaces.mat", *OLIVETTI_ARRAYS)):
+        return None
+    theirs = Path(os.environ.get("SCIKIT_LEARN_DATA", "~/scikit_learn_data")).expanduser()
+    return theirs if (theirs / OLIVETTI_ARRAYS[0]).is_file() else None
 
 
 def frey(rng, path=None):

@@ -91,6 +91,21 @@ def test_infer_label_kind_rules():
         infer_label_kind(np.arange(3), "colour")
 
 
+def test_an_id_column_does_not_colour_the_plot(caplog, tmp_path):
+    """Text with one value per point (more than 20 points) names the points: no colours, a warning
+    that says why; a few named points, or the same names repeated, are still classes."""
+    ids = np.array([f"p{i}" for i in range(60)], dtype=object)
+    with caplog.at_level("WARNING", logger="smallvis"):
+        assert infer_label_kind(ids) == "none"
+    assert "different value for each of the 60 points" in caplog.text
+    assert infer_label_kind(ids[:20]) == "class"
+    assert infer_label_kind(np.concatenate([ids[:30], ids[:30]])) == "class"
+    assert infer_label_kind(ids, "class") == "class"  # asked for explicitly
+    fig = plot_embedding(np.random.default_rng(0).normal(size=(60, 2)), ids,
+                         path=tmp_path / "ids.png")
+    assert fig.axes[0].get_legend() is None and (tmp_path / "ids.png").is_file()
+
+
 def test_marker_size_shrinks_with_n():
     assert marker_size(10) > marker_size(1000) > marker_size(100000) > 0
 

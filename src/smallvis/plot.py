@@ -15,6 +15,7 @@ import numpy as np
 from ._logging import logger
 
 MAX_LEGEND_CLASSES = 60
+MAX_NAMED_POINTS = 20  # more points than this, each with its own text label: an id column
 NONE_COLOUR = "#3a6ea5"
 MISSING_COLOUR = "#bbbbbb"
 
@@ -23,7 +24,9 @@ def infer_label_kind(labels, kind: str = "auto") -> str:
     """``"class"``, ``"continuous"`` or ``"none"`` for ``labels``.
 
     ``auto``: text, booleans, and numbers with at most 20 distinct whole values (or at most 10 distinct
-    values of any kind) are classes; other numbers are continuous.
+    values of any kind) are classes; other numbers are continuous. Text with a different value for
+    every one of more than :data:`MAX_NAMED_POINTS` points names the points rather than grouping them
+    (an id column): ``"none"``, with a warning, since one colour per point shows nothing.
     """
     if labels is None:
         return "none"
@@ -33,6 +36,12 @@ def infer_label_kind(labels, kind: str = "auto") -> str:
         return kind
     values = _as_float(labels)
     if values is None:
+        n = len(labels)
+        if n > MAX_NAMED_POINTS and len(set(map(str, labels))) == n:
+            logger.warning("the labels have a different value for each of the %d points (an id "
+                           "column?), so they do not colour the plot; choose a column that groups "
+                           "the points", n)
+            return "none"
         return "class"
     uniq = np.unique(values[np.isfinite(values)])
     if len(uniq) <= 10 or (len(uniq) <= 20 and np.all(uniq == np.round(uniq))):

@@ -94,3 +94,20 @@ def test_a_file_in_place_of_the_folder_is_refused(tmp_path):
     with pytest.raises(ValueError, match="not a folder"):
         compare(np.random.default_rng(0).normal(size=(30, 3)), ["mmds"], out_dir=target,
                 force=True, max_iter=5)
+
+
+def test_a_progress_bar_per_method(iris, tmp_path, capsys, monkeypatch):
+    """progress=True: one bar per method on stderr, labelled with its name; the CLI shows them on
+    a terminal only (not in logs or pipes)."""
+    compare(iris.X, "tsne,umap", out_dir=tmp_path / "api", random_state=0, max_iter=30,
+            progress=True, plot=False)
+    err = capsys.readouterr().err
+    assert "tsne:" in err and "umap:" in err and "/30 [" in err
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True)
+    assert main(["compare", "iris", "--methods", "tsne,largevis", "--max-iter", "20",
+                 "--out", str(tmp_path / "cli")]) == 0
+    err = capsys.readouterr().err
+    assert "tsne:" in err and "largevis:" in err
+    assert main(["compare", "iris", "--methods", "tsne", "--max-iter", "20", "--quiet",
+                 "--out", str(tmp_path / "quiet")]) == 0
+    assert "tsne:" not in capsys.readouterr().err

@@ -284,6 +284,38 @@ def test_coil20_zip(tmp_path):
     np.testing.assert_allclose(X, np.array([images[k].ravel() for k in keys]) / 255.0, atol=1e-7)
 
 
+def test_coil20_unpacked_folder_and_grey_stored_as_rgb(tmp_path):
+    """The folder the zip unpacks to reads the same; grey saved as RGB is grey; colour is refused."""
+    from PIL import Image
+
+    write_coil_zip(tmp_path / "coil-20-proc.zip")
+    with zipfile.ZipFile(tmp_path / "coil-20-proc.zip") as zf:
+        zf.extractall(tmp_path / "unpacked")
+    X_zip = read_coil20_zip(tmp_path / "coil-20-proc.zip")[0]
+    ds = load_dataset("coil20", path=tmp_path / "unpacked")  # finds coil-20-proc/ inside
+    np.testing.assert_array_equal(ds.X, X_zip)
+    rgb = tmp_path / "rgb"
+    rgb.mkdir()
+    for (k, pose), img in coil_images().items():
+        Image.fromarray(np.repeat(img[..., None], 3, axis=2), mode="RGB").save(rgb / f"obj{k}__{pose}.png")
+    np.testing.assert_array_equal(read_coil20_zip(rgb)[0], X_zip)
+    colour = np.zeros((6, 5, 3), np.uint8)
+    colour[..., 0] = 255
+    Image.fromarray(colour, mode="RGB").save(rgb / "obj3__0.png")
+    with pytest.raises(ValueError, match="obj3__0.png is not a greyscale image"):
+        read_coil20_zip(rgb)
+
+
+def test_mnist_files_with_dotted_names(tmp_path):
+    """Copies named train-images.idx3-ubyte (a dot before idx), gzipped or not, are found."""
+    arrays = write_mnist(tmp_path / "m", gz=False)
+    for name in real._IDX_NAMES:
+        (tmp_path / "m" / name).rename(tmp_path / "m" / real._dotted(name))
+    X, y = real.read_mnist_like("mnist", tmp_path / "m")
+    np.testing.assert_array_equal(y, np.concatenate([arrays[1], arrays[3]]))
+    assert X.shape == (200, 784)
+
+
 def test_coil20_corrupt_zip(tmp_path):
     write_coil_zip(tmp_path / "c.zip")
     data = (tmp_path / "c.zip").read_bytes()

@@ -42,8 +42,9 @@ class RemoteFile:
     size : int or None
         Size in bytes, checked when known (the only check for files without a published checksum).
     local_names : tuple of str
-        Other names accepted for a file placed by hand (e.g. the gunzipped ``train-images-idx3-ubyte``);
-        such files are not checksummed, the format readers validate them.
+        Other names accepted for a file placed by hand (e.g. the gunzipped ``train-images-idx3-ubyte``,
+        or the folder a zip unpacks to); such files are not checksummed, the format readers validate
+        them.
     """
 
     name: str
@@ -100,7 +101,7 @@ def fetch(dataset: str, files, path=None) -> dict:
     folder = Path(path).expanduser() if path is not None else data_home(create=False) / dataset
     found, missing = {}, []
     for f in files:
-        here = next((folder / n for n in (f.name, *f.local_names) if (folder / n).is_file()), None)
+        here = next((folder / n for n in (f.name, *f.local_names) if (folder / n).exists()), None)
         if here is None:
             missing.append(f)
         else:

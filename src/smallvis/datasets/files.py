@@ -17,7 +17,7 @@ import numpy as np
 
 # idx type codes (third byte of the magic number) -> big-endian numpy dtype
 _IDX_TYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
-_COIL_NAME = re.compile(r"obj(\d+)__(\d+)\.png$")
+_COIL_NAME = re.compile(r"obj(\d+)__(\d+)\.png", re.IGNORECASE)
 FREY_SHAPE = (28, 20)  # rows x columns of one Frey frame (560 pixels)
 
 
@@ -76,44 +76,63 @@ def read_idx_pair(images_path, labels_path):
 
 
 def read_coil20_zip(path):
-    """COIL-20 from the processed zip: PNGs named ``obj<k>__<pose>.png``.
+    """COIL-20 from the processed zip, or the folder it unpacks to: PNGs named ``obj<k>__<pose>.png``
+    (anywhere inside).
 
     Returns
     -------
     X : ndarray (n, h * w), float64
         Grey levels in [0, 1] (as decoded by matplotlib, like R's ``png::readPNG``), each image
-        flattened row by row; rows sorted by object then pose.
+        flattened row by row; rows sorted by object then pose. Grey stored as RGB (equal channels,
+        opaque) is read as grey.
     objects, poses : ndarray (n,) int
     """
-    from matplotlib.image import imread
-
     path = Path(path)
+    if path.is_dir():
+        found = [(f.name, f) for f in path.rglob("*.png")]
+        return _coil20_images(path, found, lambda f: f.read_bytes())
     try:
         with zipfile.ZipFile(path) as zf:
-            entries = []
-            for info in zf.infolist():
-                m = _COIL_NAME.search(info.filename.rsplit("/", 1)[-1])
-                if m:
-                    entries.append((int(m[1]), int(m[2]), info.filename))
-            entries.sort()
-            images, shape = [], None
-            for k, pose, name in entries:
-                try:
-                    img = imread(io.BytesIO(zf.read(name)), format="png")
-                except (OSError, ValueError, SyntaxError) as err:
-                    raise ValueError(f"{path}: cannot decode {name} as PNG ({err})") from None
-                if img.ndim != 2:
-                    raise ValueError(f"{path}: {name} is not a greyscale image (shape {img.shape})")
-                shape = img.shape if shape is None else shape
-                if img.shape != shape:
-                    raise ValueError(f"{path}: {name} is {img.shape}, the first image {shape}")
-                images.append(img.reshape(-1))
+            found = [(info.filename.rsplit("/", 1)[-1], info.filename) for info in zf.infolist()]
+            return _coil20_images(path, found, zf.read)
     except (zipfile.BadZipFile, EOFError, zlib.error) as err:
         raise ValueError(f"{path}: truncated or corrupt zip file ({err})") from None
+
+
+def _coil20_images(path: Path, found, read):
+    """Decode the ``(name, key)`` entries named like COIL-20's PNGs, ``read(key)`` giving bytes."""
+    from matplotlib.image import imread
+
+    entries = sorted((int(m[1]), int(m[2]), str(key), key)
+                     for name, key in found if (m := _COIL_NAME.fullmatch(name)))
     if not entries:
-        raise ValueError(f"{path}: no files named obj<k>__<pose>.png in the zip")
+        raise ValueError(f"{path}: no files named obj<k>__<pose>.png")
+    images, shape = [], None
+    for _, _, name, key in entries:
+        try:
+            img = imread(io.BytesIO(read(key)), format="png")
+        except (OSError, ValueError, SyntaxError) as err:
+            raise ValueError(f"{path}: cannot decode {name} as PNG ({err})") from None
+        img = _grey(img, path, name)
+        shape = img.shape if shape is None else shape
+        if img.shape != shape:
+            raise ValueError(f"{path}: {name} is {img.shape}, the first image {shape}")
+        images.append(img.reshape(-1))
     X = np.asarray(images, dtype=np.float64)
     return X, np.array([e[0] for e in entries]), np.array([e[1] for e in entries])
+
+
+def _grey(img: np.ndarray, path: Path, name: str) -> np.ndarray:
+    """A decoded PNG as a 2-D grey image: grey as is; RGB(A) only when its colour channels are
+    equal and it is opaque."""
+    if img.ndim == 2:
+        return img
+    if img.ndim == 3 and img.shape[2] in (3, 4):
+        rgb = img[..., :3]
+        opaque = img.shape[2] == 3 or np.all(img[..., 3] == img[..., 3].max())
+        if opaque and np.array_equal(rgb[..., 0], rgb[..., 1]) and np.array_equal(rgb[..., 0], rgb[..., 2]):
+            return rgb[..., 0]
+    raise ValueError(f"{path}: {name} is not a greyscale image (shape {img.shape})")
 
 
 def _mat_variable(path: Path, name: str) -> np.ndarray:

@@ -27,8 +27,16 @@ _IDX_NAMES = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
 
 
 def _idx_files(mirrors, md5s):
-    return tuple(RemoteFile(f"{n}.gz", tuple(m + f"{n}.gz" for m in mirrors), md5=md5, local_names=(n,))
+    # placed by hand: gunzipped, or with the dotted names of some copies (train-images.idx3-ubyte)
+    return tuple(RemoteFile(f"{n}.gz", tuple(m + f"{n}.gz" for m in mirrors), md5=md5,
+                            local_names=(n, _dotted(n), f"{_dotted(n)}.gz"))
                  for n, md5 in zip(_IDX_NAMES, md5s))
+
+
+def _dotted(name: str) -> str:
+    """``train-images-idx3-ubyte`` -> ``train-images.idx3-ubyte``."""
+    head, _, tail = name.rpartition("-idx")
+    return f"{head}.idx{tail}"
 
 
 # Sub-folder of the data folder -> files. MD5s: MNIST as used by torchvision for its mirror (same
@@ -46,7 +54,7 @@ SOURCES = {
          "https://raw.githubusercontent.com/zalandoresearch/fashion-mnist/master/data/fashion/"),
         ("8d4fb7e6c68d591d4c3dfef9ec88bf0d", "25c81989df183df01b3e8a0aad5dffbe",
          "bef4ecab320f06d8554ea6380940ec79", "bb300cfdad3c16e7a12a480ee83cd310")),
-    "coil20": (RemoteFile("coil-20-proc.zip", (
+    "coil20": (RemoteFile("coil-20-proc.zip", local_names=("coil-20-proc",), urls=(
         "https://cave.cs.columbia.edu/old/databases/SLAM_coil-20_coil-100/coil-20/coil-20-proc.zip",
         "http://www.cs.columbia.edu/CAVE/databases/SLAM_coil-20_coil-100/coil-20/coil-20-proc.zip")),),
     "olivetti": (RemoteFile(

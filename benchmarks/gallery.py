@@ -23,7 +23,7 @@ from smallvis.datasets import load_dataset
 from smallvis.methods import REGISTRY
 from smallvis.metrics import knn_preservation
 from smallvis.plot import plot_grid
-from smallvis.step_sizes import suggested_settings
+from smallvis.step_sizes import suggested_params, suggested_settings
 
 
 def main(argv=None):
@@ -44,7 +44,9 @@ def main(argv=None):
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            res = smallvis(X, method=name, perplexity=args.perplexity, Y_init="spca",
+            params = suggested_params(name, len(X))
+            res = smallvis(X, method=(name, params) if params else name,
+                           perplexity=args.perplexity, Y_init="spca",
                            max_iter=args.max_iter, random_state=42, ret_extra=True,
                            **suggested_settings(name, len(X)))
         secs = time.perf_counter() - start

@@ -111,3 +111,18 @@ def test_a_progress_bar_per_method(iris, tmp_path, capsys, monkeypatch):
     assert main(["compare", "iris", "--methods", "tsne", "--max-iter", "20", "--quiet",
                  "--out", str(tmp_path / "quiet")]) == 0
     assert "tsne:" not in capsys.readouterr().err
+
+
+def test_largevis_gets_a_repulsion_weight_that_suits_n(iris, tmp_path):
+    """With its normalised P, LargeVis's default gamma = 1 lets repulsion win (a uniform disc);
+    compare runs it with gamma = 1 / n unless the user sets gamma or turns normalisation off."""
+    from smallvis.compare_runner import run_settings
+
+    assert run_settings("largevis", None, 150, {})["method"] == ("largevis", {"gamma": 1 / 150})
+    assert run_settings("largevis", {"gamma": 7.0}, 150, {})["method"] == ("largevis", {"gamma": 7.0})
+    assert run_settings("largevis", {"normalize": False}, 150, {})["method"] == (
+        "largevis", {"normalize": False})
+    assert run_settings("largevis", None, 150, {"engine": "sgd"})["method"] == "largevis"
+    cmp = compare(iris.X, "largevis", out_dir=tmp_path / "lv", random_state=0, plot=False)
+    default = smallvis(iris.X, method="largevis", Y_init="spca", eta=1.0, random_state=0)
+    assert cmp.table["knn_15"][0] > knn_preservation(iris.X, default, 15) + 0.2

@@ -4,7 +4,8 @@ quality metrics, small multiples, and a JSON record of every run.
 >>> cmp = compare(X, ["tsne", "umap", "mmds"], out_dir="cmp-iris", labels=y)
 >>> cmp.table[["method", "cost", "knn_15"]]
 
-Each method runs with a step size that suits it (:func:`smallvis.step_sizes.suggested_settings`) from
+Each method runs with a step size that suits it (:func:`smallvis.step_sizes.suggested_settings`; and
+LargeVis with ``gamma = 1 / n``, :func:`~smallvis.step_sizes.suggested_params`) from
 the scaled-PCA initialisation, with the same seed; ``out_dir`` receives ``metrics.csv`` (the table),
 ``compare.json`` (each run's resolved parameters, the input's fingerprint, the metrics) and
 ``grid.png`` (one panel per method).
@@ -200,17 +201,19 @@ def compare(X, methods=DEFAULT_METHODS, *, params=None, out_dir=None, force: boo
 
 def run_settings(name: str, params: dict | None, n: int, shared: dict) -> dict:
     """The ``smallvis()`` arguments of one method's run (without ``X`` and the seed)."""
-    from .step_sizes import suggested_settings
+    from .step_sizes import suggested_params, suggested_settings
 
     settings = {"Y_init": DEFAULT_INIT}
     suggested = suggested_settings(name, n)
     engine = shared.get("engine", "auto")
     engine_name = engine if isinstance(engine, str) else engine[0]
-    if str(engine_name).lower() == "sgd":
+    sgd = str(engine_name).lower() == "sgd"  # its own learning rate and repulsion weight
+    if sgd:
         suggested.pop("eta")
     settings.update(suggested)
     settings.update(shared)
-    settings["method"] = (name, dict(params)) if params else name
+    params = {**({} if sgd else suggested_params(name, n, params)), **(params or {})}
+    settings["method"] = (name, params) if params else name
     return settings
 
 

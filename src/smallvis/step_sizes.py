@@ -55,3 +55,18 @@ def suggested_settings(method: str, n: int) -> dict:
     if method in MIN_COST:
         settings["min_cost"] = MIN_COST[method]
     return settings
+
+
+def suggested_params(method: str, n: int, given: dict | None = None) -> dict:
+    """Method parameters a side-by-side run of ``method`` on ``n`` points changes from the defaults
+    (``given``: the parameters a user set, which win and may make a suggestion moot).
+
+    LargeVis: ``gamma = 1 / n``. Its default P is normalised (it sums to 1) while the repulsion
+    ``gamma`` weighs all n^2 pairs, so the default ``gamma = 1`` lets repulsion win by a factor of
+    about n: every dataset becomes a uniform disc (kNN@15 0.48 on iris, 0.04 on s1k; with
+    ``gamma = 1 / n``, 0.79 and 0.27, against t-SNE's 0.81 and 0.41). Not with ``normalize=False``.
+    """
+    given = given or {}
+    if method == "largevis" and given.get("normalize", True):
+        return {"gamma": 1.0 / n}
+    return {}

@@ -119,3 +119,30 @@ def test_cli_animate_and_plot_costs(tmp_path, capsys):
                          [["--plot", str(costs), "--plot-costs", str(costs)], "different files"]):
         assert main(["embed", "iris", "--max-iter", "5", "-q", *bad]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_cli_plot_point_costs(tmp_path):
+    path = tmp_path / "worst.png"
+    assert main(["embed", "iris", "--max-iter", "30", "--perplexity", "10", "--seed", "1", "-q",
+                 "--plot-point-costs", str(path)]) == 0
+    assert Image.open(path).format == "PNG"
+
+
+@pytest.mark.parametrize("option", ["--out", "--plot", "--plot-costs", "--plot-point-costs",
+                                    "--animate"])
+def test_every_output_folder_is_checked_before_the_run(tmp_path, capsys, monkeypatch, option):
+    """A folder that is a file, or missing, fails at once, naming it: the run never starts."""
+    import smallvis.api
+
+    def never(*args, **kwargs):
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(smallvis.api, "smallvis", never)
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine")
+    name = "x.gif" if option == "--animate" else "x.csv" if option == "--out" else "x.png"
+    for folder, why in ((a_file, "is a file, not a folder"), (tmp_path / "missing", "does not exist")):
+        assert main(["embed", "iris", "-q", option, str(folder / name)]) == 2
+        err = capsys.readouterr().err
+        assert f"{folder}" in err and why in err, err
+    assert a_file.read_text() == "mine"

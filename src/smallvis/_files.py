@@ -8,6 +8,22 @@ import tempfile
 from pathlib import Path
 
 
+def check_output_folder(path, what: str) -> Path:
+    """Raise ``ValueError`` naming ``what`` (e.g. ``"a plot"``) unless ``path``'s folder exists, is
+    a folder and is writable: checked before a long run, not after it. Returns ``Path(path)``."""
+    path = Path(path)
+    folder = path.parent
+    if not folder.exists():
+        raise ValueError(f"cannot write {what} to {path}: folder {folder} does not exist")
+    if not folder.is_dir():
+        raise ValueError(f"cannot write {what} to {path}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot write {what} to {path}: folder {folder} is not writable")
+    if path.is_dir():
+        raise ValueError(f"cannot write {what} to {path}: it is a folder")
+    return path
+
+
 def atomic_write(path: Path, write, binary: bool = False) -> None:
     """Write through a temporary file in the same folder, then ``os.replace`` it onto ``path``."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

@@ -4,6 +4,7 @@ intrinsic dimensionality, list methods and datasets.
 ::
 
     smallvis embed iris --plot iris.png --plot-costs costs.png --animate run.gif
+    smallvis embed s1k --plot-point-costs worst.png
     smallvis compare iris --methods tsne,umap,largevis,mmds --out cmp   # + cmp/report.html
     smallvis report cmp                      # rebuild the HTML report of a compare or sweep folder
     smallvis embed data.csv --labels species --method tsne --perplexity 15 --out emb.csv --metrics
@@ -31,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._files import atomic_write, jsonable
+from ._files import atomic_write, check_output_folder, jsonable
 from ._version import __version__
 from .metrics import K_METRICS, METRIC_K, METRIC_NAMES, compute_metrics
 
@@ -140,6 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="save the coordinates, plus FILE.json with parameters, costs and metrics")
     g.add_argument("--plot-costs", metavar="FILE.png",
                    help="save the cost against iteration, exaggeration phases shaded (overwrites)")
+    g.add_argument("--plot-point-costs", metavar="FILE.png",
+                   help="save the layout coloured by each point's cost: the worst-placed points "
+                        "stand out (overwrites)")
     g.add_argument("--animate", metavar="FILE.gif|.mp4",
                    help="save an animation of the optimisation, one frame per epoch (.mp4 needs "
                         "ffmpeg)")
@@ -149,7 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--force", action="store_true",
                    help="let --out and --animate overwrite existing files")
     g.add_argument("--metrics", action="store_true",
-                   help=f"compute kNN preservation and trustworthiness at k = {METRIC_K}")
+                   help=f"compute kNN preservation, trustworthiness and continuity at k = "
+                        f"{METRIC_K}, the R_NX AUC, random triplet accuracy and (KL methods) pBIC")
     add_talk_options(g, verbose="log progress details", quiet="no progress bar or summary")
     e.set_defaults(run=_cmd_embed)
 
@@ -381,8 +386,7 @@ def _check_outputs(args) -> tuple[Path | None, Path | None]:
         out = Path(args.out)
         if out.suffix.lower() not in (".csv", ".npy"):
             raise ValueError(f"--out must name a .csv or .npy file; got {args.out!r}")
-        if not out.parent.exists():
-            raise ValueError(f"--out: folder {out.parent} does not exist")
+        check_output_folder(out, "the coordinates (--out)")
         sidecar = out.with_suffix(".json")
         existing = [p for p in (out, sidecar) if p.exists()]
         if existing and not args.force:
@@ -412,6 +416,10 @@ def _cmd_embed(args) -> int:
         from .plot_run import plot_costs
 
         plot_costs(res, path=args.plot_costs)
+    if args.plot_point_costs is not None:
+        from .plot_run import plot_point_costs
+
+        plot_point_costs(res, path=args.plot_point_costs)
     if args.animate is not None:
         from .plot_run import animate
 
@@ -435,19 +443,22 @@ def _cmd_embed(args) -> int:
 
 
 def _check_run_plots(args, kwargs, out, sidecar) -> tuple:
-    """Validate --plot-costs/--animate before the run. With --animate, set ``kwargs["epoch"]`` from
+    """Validate --plot-costs/--plot-point-costs/--animate before the run. With --animate, set ``kwargs["epoch"]`` from
     --animate-every and return ``(snapshots, callback)``: the epoch callback appends
     ``(iteration, Y, cost)`` to the list; else ``(None, None)``."""
     if args.animate_every is not None and args.animate is None:
         raise ValueError("--animate-every needs --animate FILE.gif")
-    if args.plot_costs is not None:
-        from .plot import check_plot_path
+    plots = (args.plot, args.plot_costs, args.plot_point_costs, args.animate)
+    for path in plots[1:3]:
+        if path is not None:
+            from .plot import check_plot_path
 
-        check_plot_path(args.plot_costs)
-    paths = [Path(p).resolve() for p in (args.plot, args.plot_costs, args.animate) if p is not None]
+            check_plot_path(path)
+    paths = [Path(p).resolve() for p in plots if p is not None]
     paths += [p.resolve() for p in (out, sidecar) if p is not None]
     if len(set(paths)) < len(paths):
-        raise ValueError("--plot, --plot-costs, --animate and --out must name different files")
+        raise ValueError("--plot, --plot-costs, --plot-point-costs, --animate and --out must name "
+                         "different files")
     if args.animate is None:
         return None, None
     from .plot_run import check_animation_path

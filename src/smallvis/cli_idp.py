@@ -8,7 +8,7 @@ import logging
 import math
 from pathlib import Path
 
-from ._files import atomic_write
+from ._files import atomic_write, check_output_folder
 from .cli import _Input, _load_input, add_data_dir_option
 
 
@@ -59,8 +59,7 @@ def _check_idp_outputs(args) -> Path | None:
         out = Path(args.out)
         if out.suffix.lower() != ".csv":
             raise ValueError(f"--out must name a .csv file; got {args.out!r}")
-        if not out.parent.exists():
-            raise ValueError(f"--out: folder {out.parent} does not exist")
+        check_output_folder(out, "the table (--out)")
         if out.exists() and not args.force:
             raise ValueError(f"{out} already exists: use --force to overwrite")
     if args.plot is not None:

@@ -70,18 +70,20 @@ def marker_size(n: int) -> float:
 
 
 def check_plot_path(path) -> None:
-    """Raise ``ValueError`` if matplotlib cannot write ``path`` (unknown extension, missing folder)."""
+    """Raise ``ValueError`` if matplotlib cannot write ``path`` (unknown extension; a folder that is
+    missing, not a folder or not writable)."""
     from pathlib import Path
 
     from matplotlib.figure import Figure
+
+    from ._files import check_output_folder
 
     path = Path(path)
     formats = Figure().canvas.get_supported_filetypes()
     ext = path.suffix.lower().lstrip(".")
     if ext not in formats:
         raise ValueError(f"cannot write a plot to {path}: use one of .{', .'.join(sorted(formats))}")
-    if not path.parent.exists():
-        raise ValueError(f"cannot write a plot to {path}: folder {path.parent} does not exist")
+    check_output_folder(path, "a plot")
 
 
 def _save(fig, path, dpi: int):

@@ -12,11 +12,11 @@ Like :mod:`smallvis.plot`, figures are built without pyplot and never shown.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 
+from ._files import check_output_folder
 from ._logging import logger
 from .plot import (MISSING_COLOUR, NONE_COLOUR, _as_float, _categories, _fmt, _save,
                    categorical_colours, infer_label_kind, marker_size, plot_embedding)
@@ -129,11 +129,7 @@ def check_animation_path(path, force: bool = False) -> Path:
         if not FFMpegWriter.isAvailable():
             raise ValueError(f"cannot write {path}: .mp4 needs ffmpeg, which was not found; "
                              "use a .gif file instead")
-    folder = path.parent
-    if not folder.is_dir():
-        raise ValueError(f"cannot write an animation to {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise ValueError(f"cannot write an animation to {path}: folder {folder} is not writable")
+    check_output_folder(path, "an animation")
     if path.exists() and not force:
         raise ValueError(f"{path} already exists: use --force (force=True) to overwrite")
     return path

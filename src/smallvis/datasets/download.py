@@ -126,7 +126,9 @@ def download(file: RemoteFile, folder: Path, manual=None) -> Path:
         left in ``folder``).
     """
     target = folder / file.name
-    by_hand = f"put {', '.join(manual or [file.name])} (from the URLs above) in the folder {folder}"
+    by_hand = (f"put {', '.join(manual or [file.name])} (from the URLs above) in the folder {folder}, "
+               "or give a folder that holds them (smallvis --data-dir DIR, load_dataset(..., "
+               "path=DIR))")
     failures, answered = [], False
     for url in file.urls:
         try:

@@ -126,3 +126,10 @@ def test_largevis_gets_a_repulsion_weight_that_suits_n(iris, tmp_path):
     cmp = compare(iris.X, "largevis", out_dir=tmp_path / "lv", random_state=0, plot=False)
     default = smallvis(iris.X, method="largevis", Y_init="spca", eta=1.0, random_state=0)
     assert cmp.table["knn_15"][0] > knn_preservation(iris.X, default, 15) + 0.2
+
+
+def test_all_means_every_registered_method():
+    from smallvis.compare_runner import check_methods
+    from smallvis.methods import REGISTRY
+
+    assert check_methods("all") == check_methods(" ALL ") == list(REGISTRY)

@@ -59,10 +59,13 @@ def metric_column(name: str, k: int = METRIC_K) -> str:
 
 
 def check_methods(methods) -> list[str]:
-    """Canonical method names (did-you-mean error for an unknown one; duplicates refused)."""
-    from .methods import split_spec
+    """Canonical method names (did-you-mean error for an unknown one; duplicates refused);
+    ``"all"``: every registered method, in registry order."""
+    from .methods import REGISTRY, split_spec
 
     if isinstance(methods, str):
+        if methods.strip().lower() == "all":
+            return list(REGISTRY)
         methods = [m for m in methods.split(",") if m.strip()]
     names = [split_spec(m.strip())[0] for m in methods]
     if not names:

@@ -269,7 +269,7 @@ def add_talk_options(group, *, verbose: str, quiet: str = "print only errors") -
 
 
 def add_data_dir_option(group) -> None:
-    """``--data-dir``: where a downloaded dataset's files are (every subcommand that reads INPUT)."""
+    """``--data-dir``: where a downloaded dataset's files are (each subcommand that reads INPUT)."""
     group.add_argument("--data-dir", metavar="DIR",
                        help="folder holding a downloaded dataset's files as distributed (e.g. the "
                        "four MNIST idx files, olivettifaces.mat); missing ones are downloaded into "
@@ -443,9 +443,9 @@ def _cmd_embed(args) -> int:
 
 
 def _check_run_plots(args, kwargs, out, sidecar) -> tuple:
-    """Validate --plot-costs/--plot-point-costs/--animate before the run. With --animate, set ``kwargs["epoch"]`` from
-    --animate-every and return ``(snapshots, callback)``: the epoch callback appends
-    ``(iteration, Y, cost)`` to the list; else ``(None, None)``."""
+    """Validate --plot-costs/--plot-point-costs/--animate before the run. With --animate, set
+    ``kwargs["epoch"]`` from --animate-every and return ``(snapshots, callback)``: the epoch
+    callback appends ``(iteration, Y, cost)`` to the list; else ``(None, None)``."""
     if args.animate_every is not None and args.animate is None:
         raise ValueError("--animate-every needs --animate FILE.gif")
     plots = (args.plot, args.plot_costs, args.plot_point_costs, args.animate)

@@ -35,7 +35,8 @@ def add_compare_parser(sub) -> None:
                     "metrics), and print the table.")
     c.add_argument("input", metavar="INPUT")
     c.add_argument("--methods", default=",".join(DEFAULT_METHODS), metavar="A,B,...",
-                   help=f"comma-separated method names, or 'all' (default {','.join(DEFAULT_METHODS)})")
+                   help="comma-separated method names, or 'all' (default "
+                        f"{','.join(DEFAULT_METHODS)})")
     c.add_argument("--param", action="append", metavar="METHOD.KEY=VALUE",
                    help="a method's parameter, e.g. umap.spread=2 (repeatable)")
     c.add_argument("--perplexity", type=_number_or_name, metavar="P",

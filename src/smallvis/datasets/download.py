@@ -42,9 +42,9 @@ class RemoteFile:
     size : int or None
         Size in bytes, checked when known (the only check for files without a published checksum).
     local_names : tuple of str
-        Other names accepted for a file placed by hand (e.g. the gunzipped ``train-images-idx3-ubyte``,
-        or the folder a zip unpacks to); such files are not checksummed, the format readers validate
-        them.
+        Other names accepted for a file placed by hand (e.g. the gunzipped
+        ``train-images-idx3-ubyte``, or the folder a zip unpacks to); such files are not
+        checksummed, the format readers validate them.
     """
 
     name: str

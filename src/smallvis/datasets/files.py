@@ -128,10 +128,10 @@ def _grey(img: np.ndarray, path: Path, name: str) -> np.ndarray:
     if img.ndim == 2:
         return img
     if img.ndim == 3 and img.shape[2] in (3, 4):
-        rgb = img[..., :3]
+        grey = img[..., 0]
         opaque = img.shape[2] == 3 or np.all(img[..., 3] == img[..., 3].max())
-        if opaque and np.array_equal(rgb[..., 0], rgb[..., 1]) and np.array_equal(rgb[..., 0], rgb[..., 2]):
-            return rgb[..., 0]
+        if opaque and np.array_equal(grey, img[..., 1]) and np.array_equal(grey, img[..., 2]):
+            return grey
     raise ValueError(f"{path}: {name} is not a greyscale image (shape {img.shape})")
 
 

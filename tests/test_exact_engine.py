@@ -391,6 +391,22 @@ def test_sparse_end_to_end_matches_the_dense_run(X60, method):
     np.testing.assert_allclose(exact.costs, dense.costs, rtol=1e-8, atol=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore:1 perplexity calibrations failed")  # a duplicated point
+@pytest.mark.parametrize("kernel", ["knn", "nngaussian", "skd"])
+def test_sparse_p_on_tied_distances_matches_the_dense_run(kernel):
+    """Integer data has many tied distances: the dense path (expanded-form distance matrix) and the
+    sparse path (blocked exact search) must pick the same neighbours at a tie."""
+    X = np.random.default_rng(5).integers(0, 3, size=(80, 6)).astype(float)
+    X = np.vstack([X, X[:5]])  # duplicate points too
+    kw = dict(method=("tsne", {"inp_kernel": kernel}), perplexity=7, max_iter=10,
+              random_state=1, ret_extra=("P",))
+    dense = smallvis(X, engine="dense", **kw)
+    exact = smallvis(X, engine="exact", **kw)
+    np.testing.assert_allclose(exact.extras["P"].toarray(), dense.extras["P"], rtol=1e-12,
+                               atol=1e-15)
+    np.testing.assert_allclose(exact.Y, dense.Y, rtol=1e-6, atol=1e-8)  # duplicates: ulps grow
+
+
 @pytest.mark.parametrize("spec, sparse_p", [("largevis", False), ("rklsne", False),
                                             ("mmds", False), (("tsne", {"inp_kernel": "knn"}), True),
                                             ("umap", True)])

@@ -37,14 +37,11 @@ class InputData:
         return self._cache["R"]
 
     def knn(self, k: int) -> np.ndarray:
-        """Indices (n, k) of each point's ``k`` nearest other points, nearest first (ties: lower index)."""
-        key = ("knn", k)
-        if key not in self._cache:
-            D = self.distances().copy()
-            np.fill_diagonal(D, np.inf)
-            idx = np.argsort(D, axis=1, kind="stable")[:, :k]
-            self._cache[key] = idx
-        return self._cache[key]
+        """Indices (n, k) of each point's ``k`` nearest other points, nearest first (ties: lower index):
+        the exact search of :meth:`neighbors`, so a dense and a sparse path pick the same neighbours
+        even where distances tie (the expanded-form distances of the dense matrix would break ties by
+        rounding)."""
+        return self.neighbors(k, "exact")[0]
 
     def neighbors(self, k: int, method: str = "auto", random_state=None) -> tuple[np.ndarray, np.ndarray]:
         """Each point's ``k`` nearest other points and their distances, ``(indices, distances)``,

@@ -121,11 +121,18 @@ def test_cli_animate_and_plot_costs(tmp_path, capsys):
         assert message in capsys.readouterr().err
 
 
-def test_cli_plot_point_costs(tmp_path):
+def test_cli_plot_point_costs(tmp_path, capsys):
+    from smallvis.plot import check_plot_path
+
     path = tmp_path / "worst.png"
     assert main(["embed", "iris", "--max-iter", "30", "--perplexity", "10", "--seed", "1", "-q",
                  "--plot-point-costs", str(path)]) == 0
     assert Image.open(path).format == "PNG"
+    bad = tmp_path / "worst.txt"
+    with pytest.raises(ValueError, match=r"cannot write a plot to .*worst\.txt: use one of"):
+        check_plot_path(bad)
+    assert main(["embed", "iris", "-q", "--plot-point-costs", str(bad)]) == 2
+    assert "worst.txt: use one of" in capsys.readouterr().err and not bad.exists()
 
 
 @pytest.mark.parametrize("option", ["--out", "--plot", "--plot-costs", "--plot-point-costs",

@@ -8,10 +8,13 @@ URLs and published checksums.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 
 from . import DatasetSpec, register_dataset
-from .download import RemoteFile, fetch
+from .download import RemoteFile, data_home, fetch
 from .files import (read_coil20_zip, read_frey_mat, read_idx_pair, read_olivetti_array,
                     read_olivetti_mat)
 
@@ -133,11 +136,6 @@ def olivetti(rng, path=None):
 
 def _sklearn_olivetti_folder():
     """scikit-learn's data folder when it holds its Olivetti cache and ours holds no Olivetti file."""
-    import os
-    from pathlib import Path
-
-    from .download import data_home
-
     ours = data_home(create=False) / "olivetti"
     if any((ours / name).is_file() for name in ("olivettifaces.mat", *OLIVETTI_ARRAYS)):
         return None

@@ -161,6 +161,8 @@ def test_published_local_connectivity(iris10):
 
 # --- the UMAP curve: the original's reference fits (R nls) --------------------------------------
 
+UMAP_AB_REL = 3e-8  # what differs across CPUs and LAPACK builds, with a margin
+
 
 @pytest.mark.parametrize("spread, min_dist, a, b", [
     (1.0, 0.001, 1.9290733961, 0.7915045335),
@@ -170,15 +172,17 @@ def test_published_local_connectivity(iris10):
 ])
 def test_umap_ab_reference_fits(spread, min_dist, a, b):
     fit_a, fit_b = umap_ab(spread, min_dist)
-    # 8 significant digits
-    assert fit_a == pytest.approx(a, rel=5e-9)
-    assert fit_b == pytest.approx(b, rel=5e-9)
+    # The published values have 10 digits, but the fit's last digits depend on the CPU and LAPACK
+    # (5e-9 apart on two machines). 3e-8 still tells nls's stopping point from the exact least-
+    # squares minimum, which is 1e-7 to 1.5e-6 away (test_umap_ab_is_near_the_least_squares_fit).
+    assert fit_a == pytest.approx(a, rel=UMAP_AB_REL)
+    assert fit_b == pytest.approx(b, rel=UMAP_AB_REL)
     assert isinstance(fit_a, float) and isinstance(fit_b, float)
 
 
 def test_umap_ab_defaults_and_cache():
     assert umap_ab() == umap_ab(1, 0.001) == umap_ab(spread=1.0, min_dist=0.001)
-    assert umap_ab()[0] == pytest.approx(1.9290733961, rel=5e-9)
+    assert umap_ab()[0] == pytest.approx(1.9290733961, rel=UMAP_AB_REL)
 
 
 def test_umap_ab_is_near_the_least_squares_fit():

@@ -112,7 +112,8 @@ def _method_arg(name, n, params):
 
 
 def run_settings(X, name, st, seed=42, engine=None):
-    """Run ``name`` on ``X`` with a ``defaults_table.json`` settings dict; returns (Y, diverged)."""
+    """Run ``name`` on ``X`` with a ``defaults_table.json`` settings dict; returns ``(Y, info)``,
+    info: ``diverged``, ``iter`` (iterations run, both calls), ``sd`` (of the final coordinates)."""
     n = len(X)
     method = _method_arg(name, n, st.get("params"))
     if engine is None:
@@ -124,7 +125,7 @@ def run_settings(X, name, st, seed=42, engine=None):
     max_iter = st.get("max_iter", 750)
     if engine == "sgd":
         res = smallvis(X, Y_init=st.get("init"), max_iter=st.get("max_iter"), **common)
-        return res.Y, bool(res.diverged)
+        return res.Y, _info(res)
     init = st.get("init", "pcascaled")
     Y0 = pcascaled(X) if init == "pcascaled" else init
     eta = eta_of(st["eta"], n)
@@ -137,14 +138,21 @@ def run_settings(X, name, st, seed=42, engine=None):
         r1 = smallvis(X, Y_init=Y0, max_iter=sli, eta=eta, exaggeration_factor=ex,
                       stop_lying_iter=sli, momentum=0.5, final_momentum=0.5, tol=0, **common)
         if r1.diverged or not np.all(np.isfinite(r1.Y)):
-            return r1.Y, True
+            return r1.Y, _info(r1)
         res = smallvis(X, Y_init=r1.Y, Y_init_sdev=None, max_iter=max_iter - sli, eta=eta,
                        momentum=0.8, final_momentum=0.8, **common)
+        return res.Y, _info(res, sli)
     else:
         kw = dict(exaggeration_factor=ex, stop_lying_iter=sli) if ex != 1 else {}
         res = smallvis(X, Y_init=Y0, max_iter=max_iter, eta=eta, opt=opt,
                        mom_switch_iter=STOP_LYING, **kw, **common)
-    return res.Y, bool(res.diverged)
+    return res.Y, _info(res)
+
+
+def _info(res, before=0):
+    ok = np.all(np.isfinite(res.Y))
+    return dict(diverged=bool(res.diverged) or not ok, iter=before + int(res.iter),
+                sd=float(np.std(res.Y)) if ok else None)
 
 
 def run_gallery(X, name):
@@ -152,13 +160,13 @@ def run_gallery(X, name):
     params = suggested_params(name, n)
     res = smallvis(X, method=(name, params) if params else name, perplexity=30, Y_init="spca",
                    max_iter=500, random_state=42, ret_extra=True, **suggested_settings(name, n))
-    return res.Y, bool(res.diverged)
+    return res.Y, _info(res)
 
 
 def run_estimator(X, name):
     from smallvis import SmallVis
 
-    return SmallVis(method=name, random_state=0).fit_transform(X), False
+    return SmallVis(method=name, random_state=0).fit_transform(X), None
 
 
 def run_cli(ds, name):
@@ -218,12 +226,12 @@ def run_one(ds, name, data, table, skip_peers, columns):
     X, Xu = data
     row = {"dataset": ds, "method": name}
     if "gallery" in columns:
-        (Y, div), secs, err = timed(run_gallery, Xu, name)
-        row["gallery"] = dict(zip(("knn", "triplet"), quality(Xu, Y)), secs=secs, diverged=div,
+        (Y, info), secs, err = timed(run_gallery, Xu, name)
+        row["gallery"] = dict(zip(("knn", "triplet"), quality(Xu, Y)), secs=secs, **(info or {}),
                               error=err)
     if "table" in columns and name in table:
-        (Y, div), secs, err = timed(run_settings, Xu, name, table[name])
-        row["table"] = dict(zip(("knn", "triplet"), quality(Xu, Y)), secs=secs, diverged=div,
+        (Y, info), secs, err = timed(run_settings, Xu, name, table[name])
+        row["table"] = dict(zip(("knn", "triplet"), quality(Xu, Y)), secs=secs, **(info or {}),
                             error=err)
     Yest = None
     if "estimator" in columns:

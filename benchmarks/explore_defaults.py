@@ -18,7 +18,9 @@ when exaggeration ends, emulated by two calls):
 - ``pca_lo`` / ``ex12_lo``: as ``pca`` / ``ex12`` with ``ETA_G / 10``;
 - ``pca_hi`` / ``ex12_hi``: as ``pca`` / ``ex12`` with ``ETA_G * 10``;
 - ``lbfgs``: L-BFGS (no step size), no exaggeration;
-- ``adam``: Adam with eta 0.01 (per-coordinate, scale-free), no exaggeration.
+- ``adam``: Adam with eta 0.01 (per-coordinate, scale-free), no exaggeration;
+- ``ex12c``: exaggeration 12, reset, constant eta 1;
+- ``sgd``: the ``sgd`` engine with its own defaults (init, epochs, learning rate, parameters).
 """
 
 from __future__ import annotations
@@ -53,7 +55,12 @@ def scaled(rule, f):
     return [rule[0], rule[1] * f, *[x * f for x in rule[2:]]]
 
 
+EXTRA = {}
+
+
 def candidate(m, cand):
+    if cand in EXTRA:
+        return EXTRA[cand]
     g = gallery_rule(m)
     base = {"init": "pcascaled", "max_iter": 750, "opt": "dbd"}
     ex = {"exaggeration": 12, "reset": True}
@@ -68,16 +75,87 @@ def candidate(m, cand):
         "ex12_hi": {**base, **ex, "eta": scaled(g, 10)},
         "lbfgs": {**base, "opt": "l-bfgs", "eta": g},
         "adam": {**base, "opt": "adam", "eta": ["1", 0.01]},
+        "sgd": {"engine": "sgd"},
+        "ex12c": {**base, **ex, "eta": ["1", 1.0]},
     }.get(cand)
+
+
+SGD = ("largevis", "umap", "tumap", "ncvis")
+
+
+def auto_candidates(m):
+    if m in SGD:
+        return ["gal", "sgd"]
+    if m in NO_EXAGGERATION:
+        return ["gal", "pca"]
+    return ["gal", "pca", rec_candidate(m)]
+
+
+ROW_Q_T = ("tasne", "trsrsne")  # row-normalised Student-t Q on t-SNE's eta: forces ~n times t-SNE's
+
+
+def rec_candidate(m):
+    """The second guess, after iris and the first s1k runs: t-SNE's modern settings for the
+    matrix-normalised methods on t-SNE's eta; exaggeration with a constant eta 1 for the
+    row-normalised Student-t ones (``ex12c``); no exaggeration (it collapses Gaussian output
+    kernels at s1k) with the gallery's eta for the methods in ``step_sizes.ETA`` and the distance
+    family and ee/tee; sgd for the four stochastic methods."""
+    if m in SGD:
+        return "sgd"
+    if m in ROW_Q_T:
+        return "ex12c"
+    if m in ETA or m in NO_EXAGGERATION:
+        return "pca"
+    return "ex12t"
+
+
+def summary(paths):
+    """Markdown: per method and dataset, kNN@15 / triplet accuracy of every candidate run."""
+    runs = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            r = json.loads(line)
+            runs[(r["method"], r["dataset"], r["cand"])] = r
+    cands = list(dict.fromkeys(c for _, _, c in runs))
+    dss = [d for d in ("iris", "s1k", "digits") if any(k[1] == d for k in runs)]
+    out = ["| method | dataset | " + " | ".join(cands) + " |", "|---|---|" + "---|" * len(cands)]
+    for m in [m for m in REGISTRY if any(k[0] == m for k in runs)]:
+        for d in dss:
+            if not any((m, d, c) in runs for c in cands):
+                continue
+            cells = []
+            for c in cands:
+                r = runs.get((m, d, c))
+                if r is None:
+                    cells.append("")
+                elif r["knn"] != r["knn"]:
+                    cells.append("diverged" if r.get("diverged") else "error")
+                else:
+                    cells.append(f"{r['knn']:.3f} / {r['triplet']:.2f}")
+            out.append(f"| {m} | {d} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--summary", nargs="+", default=None, metavar="LOG",
+                    help="print the markdown summary of these logs and exit")
     ap.add_argument("--datasets", default="iris,s1k")
     ap.add_argument("--methods", default=None)
-    ap.add_argument("--candidates", default="gal,pca,ex12,ex4")
+    ap.add_argument("--candidates", default="auto",
+                    help="comma-separated; 'auto': gal, pca, and ex12t for the methods on t-SNE's "
+                         "eta 500 (ex12 for the others), no exaggeration for the distance family "
+                         "and ee/tee; 'rec': gal and the first guess only")
     ap.add_argument("--log", default="explore.jsonl")
+    ap.add_argument("--setting", action="append", default=[],
+                    help="TAG=JSON: an extra candidate, a defaults_table.json settings dict")
     args = ap.parse_args(argv)
+    if args.summary:
+        print(summary(args.summary))
+        return
+    for item in args.setting:
+        tag, _, text = item.partition("=")
+        EXTRA[tag] = json.loads(text)
     log = Path(args.log)
     done = set()
     if log.exists():
@@ -88,10 +166,16 @@ def main(argv=None):
     for ds in args.datasets.split(","):
         _, X = load(ds)
         for m in names:
-            for cand in args.candidates.split(","):
+            if args.candidates == "auto":
+                cands = auto_candidates(m)
+            elif args.candidates == "rec":
+                cands = ["gal", rec_candidate(m)]
+            else:
+                cands = args.candidates.split(",")
+            for cand in cands:
                 if (m, ds, cand) in done:
                     continue
-                if cand != "gal" and "ex" in cand and m in NO_EXAGGERATION:
+                if cand in ("ex12", "ex4", "ex12t", "ex12_lo", "ex12_hi") and m in NO_EXAGGERATION:
                     continue
                 st = None if cand == "gal" else candidate(m, cand)
                 start = time.perf_counter()
@@ -99,17 +183,19 @@ def main(argv=None):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     try:
-                        Y, div = run_gallery(X, m) if st is None else run_settings(X, m, st)
+                        Y, info = run_gallery(X, m) if st is None else run_settings(X, m, st)
                     except Exception as exc:
-                        Y, div, err = None, True, f"{type(exc).__name__}: {str(exc)[:200]}"
+                        Y, info, err = None, {}, f"{type(exc).__name__}: {str(exc)[:200]}"
+                div = info.get("diverged", True)
                 secs = time.perf_counter() - start
                 knn, trip = quality(X, Y)
                 r = dict(method=m, dataset=ds, cand=cand, settings=st, knn=knn, triplet=trip,
-                         secs=round(secs, 2), diverged=div, error=err)
+                         secs=round(secs, 2), **info, error=err)
                 with log.open("a") as fh:
                     fh.write(json.dumps(r) + "\n")
                 print(f"{ds:7s} {m:9s} {cand:8s} knn {knn:.3f} trip {trip:.3f} "
-                      f"{secs:6.1f}s{' DIVERGED' if div else ''}{' ' + err if err else ''}",
+                      f"{secs:6.1f}s it {info.get('iter')} sd {info.get('sd') or 0:.3g}"
+                      f"{' DIVERGED' if div else ''}{' ' + err if err else ''}",
                       flush=True)
 
 

@@ -32,6 +32,7 @@ The table prints as markdown; ``--out FILE.json`` keeps every row (rerun in part
   ``1 / n`` (``"1/n"``, distance stress). For ``opt`` other than dbd it is that optimiser's eta.
 - ``init``: ``"pcascaled"`` (PCA scores divided by the sd of the first score column, times 1e-4:
   openTSNE's), or any ``Y_init`` name (``"spca"``, ``"rand"``, ...).
+- ``init_sd``: the sd of the first ``pcascaled`` column (default 1e-4).
 - ``exaggeration``: early exaggeration factor (1 = none) for the first ``stop_lying_iter`` (250)
   iterations.
 - ``max_iter``: iterations in all (exaggerated ones included).
@@ -83,12 +84,12 @@ def load(name):
     return X, np.unique(X, axis=0)
 
 
-def pcascaled(X, k=2):
-    """openTSNE's PCA init: scores divided by the sd of the first column, times 1e-4."""
+def pcascaled(X, k=2, sd=1e-4):
+    """openTSNE's PCA init: scores divided by the sd of the first column, times ``sd`` (1e-4)."""
     Xc = X - X.mean(axis=0)
     U, S, _ = np.linalg.svd(Xc, full_matrices=False)
     Y = U[:, :k] * S[:k]
-    return Y / np.std(Y[:, 0]) * 1e-4
+    return Y / np.std(Y[:, 0]) * sd
 
 
 def eta_of(rule, n):
@@ -127,7 +128,7 @@ def run_settings(X, name, st, seed=42, engine=None):
         res = smallvis(X, Y_init=st.get("init"), max_iter=st.get("max_iter"), **common)
         return res.Y, _info(res)
     init = st.get("init", "pcascaled")
-    Y0 = pcascaled(X) if init == "pcascaled" else init
+    Y0 = pcascaled(X, sd=st.get("init_sd", 1e-4)) if init == "pcascaled" else init
     eta = eta_of(st["eta"], n)
     opt = st.get("opt", "dbd")
     if opt != "dbd":

@@ -263,6 +263,8 @@ def markdown(rows, columns):
         for c in columns:
             v = r.get(c, {})
             knn = "error" if v.get("error") else fmt(v.get("knn"))
+            if knn == "—" and c in ("gallery", "table", "estimator") and v:
+                knn = "diverged"
             cells += [knn, fmt(v.get("triplet")), fmt(v.get("secs"), ".1f")]
         same = r.get("cli", {}).get("same")
         lines.append(f"| {r['method']} | {r['dataset']} | " + " | ".join(cells)

@@ -21,6 +21,7 @@ when exaggeration ends, emulated by two calls):
 - ``adam``: Adam with eta 0.01 (per-coordinate, scale-free), no exaggeration;
 - ``ex12c``: exaggeration 12, reset, constant eta 1;
 - ``ex12t_sd1``: as ``ex12t`` from PCA with the first column's sd 1 (not 1e-4);
+- ``pca_x100``: as ``pca`` with ``ETA_G * 100``;
 - ``pcat``: no exaggeration, t-SNE's modern rule;
 - ``spca750``: the gallery's init (spca) and eta, 750 iterations;
 - ``sgd``: the ``sgd`` engine with its own defaults (init, epochs, learning rate, parameters).
@@ -81,6 +82,7 @@ def candidate(m, cand):
         "sgd": {"engine": "sgd"},
         "ex12c": {**base, **ex, "eta": ["1", 1.0]},
         "pcat": {**base, "eta": TSNE_RULE},
+        "pca_x100": {**base, "eta": scaled(g, 100)},
         "ex12t_sd1": {**base, **ex, "eta": TSNE_RULE, "init_sd": 1.0},
         "spca750": {**base, "init": "spca", "eta": g},
     }.get(cand)
@@ -102,9 +104,10 @@ def auto_candidates(m):
 # t-SNE set works (ex12t_sd1)
 NO_EE_T = ()
 INIT_SD1 = ("usne",)
-# btsne, bssne: on the gallery's eta (1e-3 n / 150) they stall at the init on s1k (kNN 0.11-0.14,
-# stopped by the tolerance at iteration 100-150); 10 times that works (0.407, 0.203)
-ETA_X10 = ("btsne", "bssne")
+# btsne, bssne: on the gallery's eta (1e-3 n / 150) they stall at the init on s1k and digits (kNN
+# 0.11-0.17, stopped by the tolerance at iteration 100-150); 10 times that works on s1k but stalls
+# on digits; 100 times (0.1 n / 150, ssne's) works at every size
+ETA_X100 = ("btsne", "bssne")
 ROW_Q_T = ("tasne", "trsrsne")  # row-normalised Student-t Q on t-SNE's eta: forces ~n times t-SNE's
 
 
@@ -120,8 +123,8 @@ def rec_candidate(m):
         return "ex12c"
     if m in INIT_SD1:
         return "ex12t_sd1"
-    if m in ETA_X10:
-        return "pca_hi"
+    if m in ETA_X100:
+        return "pca_x100"
     if m in DISTANCE_FAMILY:
         return "spca750"  # iris: pcascaled loses 0.013 on knnmmds; spca is at least the gallery
     if m in ETA or m in NO_EXAGGERATION or m in NO_EE_T:

@@ -107,7 +107,9 @@ INIT_SD1 = ("usne",)
 # btsne, bssne: on the gallery's eta (1e-3 n / 150) they stall at the init on s1k and digits (kNN
 # 0.11-0.17, stopped by the tolerance at iteration 100-150); 10 times that works on s1k but stalls
 # on digits; 100 times (0.1 n / 150, ssne's) works at every size
-ETA_X100 = ("btsne", "bssne")
+# sjse (symmetric JSE, Gaussian Q): the same stall on s1k (gallery 0.124, PCA 0.149); 10 and 100
+# times the eta give 0.454 / 0.455
+ETA_X100 = ("btsne", "bssne", "sjse")
 ROW_Q_T = ("tasne", "trsrsne")  # row-normalised Student-t Q on t-SNE's eta: forces ~n times t-SNE's
 
 

@@ -27,7 +27,7 @@ def test_unknown_method_parameter(iris10):
     (dict(method=("tsne", {"inp_kernel": "gaus"})), r"input kernel 'gaus' is ambiguous"),
     (dict(engine="fast"), r"unknown engine"),
     (dict(ret_extra=["PP"]), r"unknown ret_extra item 'PP'"),
-    (dict(eta="fast"), r"eta must be a positive number or 'optsne'"),
+    (dict(eta="fast"), r"eta must be a positive number, 'auto' or 'optsne'"),
     (dict(eta=-1), r"eta .* must be positive"),
     (dict(metric="cosine"), r"unknown metric 'cosine'"),
     (dict(pca="yes"), r"pca must be True, False or 'whiten'"),

@@ -74,6 +74,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:
             pass
         return 0
+    except RuntimeError as err:  # DivergenceError: the run failed, no output was written
+        if type(err).__name__ != "DivergenceError":
+            raise
+        print(f"{PROG}: error: {_message(err)}", file=sys.stderr)
+        return 1
     except MemoryError as err:  # our guard's message says what to do; a real one gets a hint
         hint = str(err) or "out of memory: try fewer points, --pca N, or another --engine"
         print(f"{PROG}: error: {hint}", file=sys.stderr)
@@ -112,6 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="label column of a file (name or 0-based index): colours the plot")
     add_data_dir_option(g)
     g = e.add_argument_group("initialisation and optimisation")
+    g.add_argument("--defaults", choices=("auto", "smallvis"), default="auto",
+                   help="settings for what is not given: auto (default: a good picture for every "
+                        "method; openTSNE's recipe for t-SNE, the sgd engine for umap/largevis/tumap/"
+                        "ncvis) or smallvis (the R package's defaults and numbers)")
     g.add_argument("--init", metavar="NAME",
                    help="rand (default), pca, spca, laplacian, normlaplacian, or a .npy/.csv matrix")
     g.add_argument("--init-sdev", type=float, metavar="S", help="rescale the initial columns to sd S")
@@ -365,6 +374,7 @@ def _smallvis_kwargs(args) -> dict:
         kw["pca"] = "whiten"
     if args.init is not None:
         kw["Y_init"] = _init_value(args.init)
+    kw["defaults"] = args.defaults
     return kw
 
 
@@ -412,6 +422,11 @@ def _cmd_embed(args) -> int:
     progress = not (args.quiet or args.verbose) and sys.stderr.isatty()
     res = smallvis(data.X, ret_extra=True, random_state=seed, verbose=args.verbose,
                    progress=progress, epoch_callback=callback, **kwargs)
+    if res.diverged:  # --defaults smallvis warns and returns it; the command line writes nothing
+        from .api import DivergenceError
+
+        raise DivergenceError(f"the optimisation of method {method_name(res.method)!r} diverged at "
+                              f"iteration {res.iter}: try a smaller --eta, or --defaults auto")
     if args.plot_costs is not None:
         from .plot_run import plot_costs
 
@@ -531,6 +546,7 @@ def _record(args, kwargs, data, seed, res) -> dict:
     params = {name: p.default for name, p in inspect.signature(smallvis).parameters.items()
               if name not in _NOT_PARAMETERS}
     params.update(kwargs)
+    params.update(res.settings)  # what --defaults auto chose
     params["random_state"] = seed
     if "Y_init" in kwargs and not isinstance(kwargs["Y_init"], str):
         params["Y_init"] = f"matrix from {args.init}"

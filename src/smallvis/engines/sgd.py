@@ -204,7 +204,7 @@ class SGDEngine:
             state.data["logZ"] = sgd["Q"] + math.log(n * (n - 1.0))
         Y -= Y.mean(axis=0)
         return RunOutcome(Y=Y, iter=done, G2norm=None, itercosts=itercosts, diverged=diverged,
-                          exploding=exploding)
+                          exploding=exploding, diverged_at=done if diverged else None)
 
     def _repulsion(self, plan) -> float:
         return plan.repulsion if self.repulsion_strength is None else self.repulsion_strength

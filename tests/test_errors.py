@@ -121,7 +121,7 @@ def test_one_dimensional_input():
 def test_dense_memory_refused_before_allocation():
     from smallvis.engines.dense import check_dense_memory
 
-    with pytest.raises(MemoryError, match=r"needs about \d+ GiB for 200000 points"):
+    with pytest.raises(MemoryError, match=r"needs about [\d.]+ GiB for 200000 points"):
         check_dense_memory(200_000, budget=24 * 2**30)
     check_dense_memory(1000, budget=24 * 2**30)
 

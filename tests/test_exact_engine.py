@@ -226,7 +226,7 @@ def test_engine_registry():
 
 
 def test_memory_refused_before_allocation(iris10, monkeypatch):
-    with pytest.raises(MemoryError, match=r"exact engine needs about \d+ GiB for 200000 points"):
+    with pytest.raises(MemoryError, match=r"exact engine needs about [\d.]+ GiB for 200000 points"):
         check_exact_memory(200_000, budget=24 * 2**30)
     check_exact_memory(30_000, budget=24 * 2**30)  # P fits where dense's 8 matrices would not
     from smallvis.engines.dense import check_dense_memory

@@ -450,11 +450,28 @@ def _cmd_embed(args) -> int:
                        label_kind=data.label_kind, label_name=data.label_name)
     if out is not None:
         record = _record(args, kwargs, data, seed, res)
-        write_coordinates(out, res.Y, data.labels, data.label_name)
-        atomic_write(sidecar, lambda fh: fh.write(json.dumps(record, indent=1) + "\n"))
+        _publish(out, sidecar, res.Y, data, record, force=args.force)
     if not args.quiet:
         _report(args, data, res, seed, out, sidecar)
     return 0
+
+
+def _publish(out: Path, sidecar: Path, Y, data, record, force: bool) -> None:
+    """Write the coordinates, then the sidecar; without --force neither overwrites a file that
+    appeared during the run (two runs given one --out both pass the check before the run)."""
+    exclusive = not force
+    try:
+        write_coordinates(out, Y, data.labels, data.label_name, exclusive=exclusive)
+    except FileExistsError:
+        raise ValueError(f"{out} appeared while this run was computing (another run writing "
+                         "there?): not overwritten; use --force to overwrite") from None
+    try:
+        atomic_write(sidecar, lambda fh: fh.write(json.dumps(record, indent=1) + "\n"),
+                     exclusive=exclusive)
+    except FileExistsError:
+        out.unlink(missing_ok=True)  # ours, written a moment ago: no half result
+        raise ValueError(f"{sidecar} appeared while this run was computing (another run writing "
+                         "there?): not overwritten; use --force to overwrite") from None
 
 
 def _check_run_plots(args, kwargs, out, sidecar) -> tuple:
@@ -521,19 +538,21 @@ def plot_title(res) -> str:
     return ", ".join(parts) + f" — final cost {'~' if sgd else ''}{res.cost:.4g}"
 
 
-def write_coordinates(path: Path, Y, labels=None, label_name=None) -> None:
-    """Coordinates to ``.csv`` (header Y1..Yk, plus the label column) or ``.npy``, atomically."""
+def write_coordinates(path: Path, Y, labels=None, label_name=None, exclusive: bool = False) -> None:
+    """Coordinates to ``.csv`` (header Y1..Yk, plus the label column) or ``.npy``, atomically
+    (``exclusive``: ``FileExistsError`` rather than overwrite)."""
     import numpy as np
 
     if path.suffix.lower() == ".npy":
-        atomic_write(path, lambda fh: np.save(fh, np.asarray(Y)), binary=True)
+        atomic_write(path, lambda fh: np.save(fh, np.asarray(Y)), binary=True, exclusive=exclusive)
         return
     import pandas as pd
 
     frame = pd.DataFrame(np.asarray(Y), columns=[f"Y{j + 1}" for j in range(Y.shape[1])])
     if labels is not None:
         frame[label_name or "label"] = labels
-    atomic_write(path, lambda fh: frame.to_csv(fh, index=False, lineterminator="\n"))
+    atomic_write(path, lambda fh: frame.to_csv(fh, index=False, lineterminator="\n"),
+                 exclusive=exclusive)
 
 
 def _record(args, kwargs, data, seed, res) -> dict:

@@ -17,27 +17,28 @@ def force_gradient(K: np.ndarray, Y: np.ndarray) -> np.ndarray:
 DENSE_MATRICES = 8
 
 
-def available_memory() -> int | None:
-    """Physical memory in bytes (None where it cannot be read)."""
-    import os
+def available_memory():
+    """The bytes this process may still allocate (an int whose ``.source`` names the limit), or None:
+    the smallest of the available memory, the cgroup limit and ``ulimit -v`` (see
+    :mod:`smallvis._memory`; physical memory alone lets through runs a container then kills)."""
+    from .._memory import available_memory as budget
 
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return None
+    return budget()
 
 
 def check_memory(n: int, matrices: int, engine: str, budget: int | None = None) -> None:
     """Refuse, before allocating anything, a run whose ``matrices`` (n, n) float64 arrays cannot fit
     in memory."""
+    from .._memory import describe, gib
+
     need = matrices * 8 * n * n
     budget = available_memory() if budget is None else budget
     if budget is not None and need > 0.8 * budget:
         what = "P, an n x n float64 matrix" if matrices == 1 else \
             f"{matrices} n x n float64 matrices"
         raise MemoryError(
-            f"the {engine} engine needs about {need / 2**30:.0f} GiB for {n} points ({what}) but "
-            f"this machine has {budget / 2**30:.0f} GiB. Keep P sparse instead: engine='fft' or "
+            f"the {engine} engine needs about {gib(need)} for {n} points ({what}) but "
+            f"{describe(budget)}. Keep P sparse instead: engine='fft' or "
             f"'bh' (t-SNE family, kNN-restricted P), engine='sgd' (largevis, umap, tumap, ncvis), "
             f"or a sparse input kernel such as inp_kernel='nngaussian' or 'knn' with "
             f"engine='exact'; or embed a random sample"

@@ -58,6 +58,23 @@ def check_finite(X: np.ndarray, *, what: str = "X") -> None:
         )
 
 
+def centre_columns(X: np.ndarray) -> np.ndarray:
+    """``X`` (n, p) less its column means (the centring of the absmax and z-score scalings).
+
+    Two passes (the second removes the rounding of the first mean, as R's ``mean`` does), and a
+    constant column becomes exactly 0: its rounded mean need not equal its value (a column of 1e100
+    would otherwise leave a constant residue near 1e84, harmless to distances but not to scaling
+    that divides by the largest entry).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.shape[0] == 0:
+        return X.copy()
+    Xc = X - X.mean(axis=0)
+    Xc -= Xc.mean(axis=0)
+    Xc[:, (X == X[0]).all(axis=0)] = 0.0
+    return Xc
+
+
 def resolve_scale(scale) -> str:
     """Map the ``scale`` argument (None/False/True or a name or prefix) to one of SCALE_MODES."""
     if scale is None or scale is False:
@@ -75,6 +92,9 @@ def scale_input(X: np.ndarray, mode: str) -> np.ndarray:
     - ``absmax``: centre each column, then divide everything by ``|max(X_centred)|``: the absolute value
       of the largest *signed* element (the original's documented "max absolute value" is not what it does).
     - ``scale``: drop zero-variance columns, then z-score each column (sample sd).
+
+    Centring is :func:`centre_columns` (two passes, constant columns exactly
+    0), so a constant column, however large, neither sets the absmax divisor nor survives ``scale``.
     """
     X = np.array(X, dtype=np.float64, copy=True)
     if mode == "none":
@@ -84,18 +104,18 @@ def scale_input(X: np.ndarray, mode: str) -> np.ndarray:
         top = X.max()
         return X / top if top > 0 else X
     if mode == "absmax":
-        X -= X.mean(axis=0)
+        X = centre_columns(X)  # a constant column is exactly 0, as R's two-pass mean leaves it
         top = abs(X.max())
         return X / top if top > 0 else X
     if mode == "scale":
         if X.shape[0] < 2:
             raise ValueError("scale='scale' needs at least 2 points")
-        sd = X.std(axis=0, ddof=1)
+        X = centre_columns(X)  # a constant column is exactly 0: zero variance, dropped
+        sd = np.sqrt(np.einsum("ij,ij->j", X, X) / (X.shape[0] - 1))
         keep = sd > 0
         if not keep.any():
             raise ValueError("scale='scale': every column has zero variance")
-        X = X[:, keep]
-        return (X - X.mean(axis=0)) / sd[keep]
+        return X[:, keep] / sd[keep]
     raise ValueError(f"unknown scale mode {mode!r}")
 
 

@@ -114,3 +114,13 @@ def test_same_seed_same_start_on_every_engine(iris):
     fft = smallvis(iris, perplexity=10, max_iter=0, random_state=7, engine="fft")
     np.testing.assert_array_equal(bh, exact)
     np.testing.assert_array_equal(fft, exact)
+
+
+def test_same_seed_same_random_draws_on_the_sgd_engine(iris):
+    """sgd rescales a named init (each column to [0, 10]), from the same draws as the exact engines."""
+    exact = smallvis(iris, method="umap", Y_init="rand", max_iter=0, random_state=7,
+                     engine="exact")
+    sgd = smallvis(iris, method="umap", Y_init="rand", max_iter=0, random_state=7, engine="sgd")
+    centred = exact - exact.mean(axis=0)
+    lo, hi = centred.min(axis=0), centred.max(axis=0)
+    np.testing.assert_allclose(sgd, 10 * (centred - lo) / (hi - lo), rtol=1e-12, atol=1e-12)

@@ -2,8 +2,8 @@
 
 Squared distances in the expanded form ``|x|^2 + |y|^2 - 2 x.y`` keep only ``eps * |x|^2`` of
 absolute precision; every place that expands first moves the origin to the column medians (a
-translation changes no distance). The data are multiples of 1/8, so adding 1e8 is exact and any difference in P is the
-distance computation's.
+translation changes no distance). The data are multiples of 1/8, so adding 1e8 is exact and any
+difference in P is the distance computation's.
 """
 
 import numpy as np

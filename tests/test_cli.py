@@ -178,7 +178,15 @@ def bad_csv(tmp_path):
     (["iris", "--plot", "{tmp}/x.xyz"], r"cannot write a plot to .*x\.xyz"),
     (["iris", "--init", "{tmp}/missing.npy"], r"--init file not found"),
     (["iris", "--exaggeration", "4", "--stop-lying-iter", "0"], r"stop_lying_iter"),
-    (["iris", "--max-iter", "ten"], r"argument --max-iter: invalid int value: 'ten'"),
+    (["iris", "--max-iter", "ten"], r"argument --max-iter: expected a whole number >= 0, got 'ten'"),
+    (["iris", "--max-iter", "-1"], r"argument --max-iter: expected a whole number >= 0, got '-1'"),
+    (["iris", "--seed", "-1"], r"argument --seed: expected a whole number >= 0, got '-1'"),
+    (["iris", "--exaggeration", "nan"], r"argument --exaggeration: expected a positive number, "
+                                        r"got 'nan'"),
+    (["iris", "--exaggeration", "0"], r"argument --exaggeration: expected a positive number"),
+    (["iris", "--late-exaggeration", "-2"], r"argument --late-exaggeration: expected a positive"),
+    (["iris", "--init-sdev", "0"], r"argument --init-sdev: expected a positive number"),
+    (["iris", "--k", "0"], r"k \(output dimensions\) must be a whole number >= 1; got 0"),
     (["iris", "--bogus"], r"unrecognized arguments: --bogus"),
     (["iris", "--verbose", "--quiet"], r"not allowed with argument"),
 ])

@@ -63,7 +63,7 @@ def test_perplexity_vector_wrong_length(iris10):
 
 
 def test_perplexity_not_positive(iris10):
-    with pytest.raises(ValueError, match="perplexity must be positive"):
+    with pytest.raises(ValueError, match=r"perplexity must be finite and at least 1; got 0"):
         smallvis(iris10, perplexity=0)
 
 

@@ -110,7 +110,8 @@ def test_dataframe_with_text_column(iris):
     frame = pd.DataFrame(iris[:40], columns=["sl", "sw", "pl", "pw"])
     frame.insert(2, "species", ["setosa"] * 20 + ["versicolor"] * 20)
     est = SmallVis(perplexity=5, max_iter=40, random_state=0)
-    Y = est.fit_transform(frame)
+    with pytest.warns(UserWarning, match=r"non-numeric column\(s\) 'species' dropped"):
+        Y = est.fit_transform(frame)
     np.testing.assert_array_equal(Y, smallvis(iris[:40], perplexity=5, max_iter=40, random_state=0,
                                               defaults="auto"))
     np.testing.assert_array_equal(est.feature_names_in_, ["sl", "sw", "pl", "pw"])

@@ -18,6 +18,7 @@ from ._random import as_generator
 from .engines import resolve_engine
 from .init import (check_init_matrix, pca_init, power_iteration_init, rescale, resolve_init,
                    scale_by_first_column, spectral_init)
+from .input.arguments import check_arguments
 from .input.data import InputData
 from .input.preprocess import as_numeric_matrix, pca_scores, pca_whiten, resolve_scale, scale_input
 from .input.validate import check_distance_matrix
@@ -175,7 +176,7 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
     ndarray (n, k) or SmallVisResult
     """
     with verbose_logging(verbose):
-        return _smallvis(**locals())
+        return _smallvis(**check_arguments(locals()))
 
 
 def _resolve_extras(ret_extra):

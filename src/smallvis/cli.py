@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import sys
 import textwrap
@@ -123,8 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "ncvis) or smallvis (the R package's defaults and numbers)")
     g.add_argument("--init", metavar="NAME",
                    help="rand (default), pca, spca, laplacian, normlaplacian, or a .npy/.csv matrix")
-    g.add_argument("--init-sdev", type=float, metavar="S", help="rescale the initial columns to sd S")
-    g.add_argument("--max-iter", type=int, metavar="N", help="iterations (epochs with --engine sgd); default 1000 (sgd: "
+    g.add_argument("--init-sdev", type=_positive_number, metavar="S", help="rescale the initial columns to sd S")
+    g.add_argument("--max-iter", type=_whole_number, metavar="N", help="iterations (epochs with --engine sgd); default 1000 (sgd: "
                    "500, or 200 above 10,000 points; ncvis 50)")
     g.add_argument("--eta", type=_number_or_name, metavar="ETA", help="learning rate or 'optsne'")
     g.add_argument("--opt", metavar="NAME",
@@ -132,9 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "adamax, nadam, steepd, mom, nag, gmom, l-bfgs, bfgs, cg, sd, specd")
     g.add_argument("--opt-param", action="append", metavar="KEY=VALUE",
                    help="optimiser parameter (repeatable)")
-    g.add_argument("--exaggeration", type=float, metavar="F", help="early exaggeration factor")
+    g.add_argument("--exaggeration", type=_positive_number, metavar="F", help="early exaggeration factor")
     g.add_argument("--stop-lying-iter", type=int, metavar="N", help="last early-exaggeration iteration")
-    g.add_argument("--late-exaggeration", type=float, metavar="F", help="late exaggeration factor")
+    g.add_argument("--late-exaggeration", type=_positive_number, metavar="F", help="late exaggeration factor")
     g.add_argument("--start-late-lying-iter", type=int, metavar="N",
                    help="iteration after which late exaggeration starts")
     g.add_argument("--engine", metavar="NAME",
@@ -142,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--engine-param", action="append", metavar="KEY=VALUE",
                    help="engine option, e.g. theta=0.5 (bh) or negative_sample_rate=5 (sgd); "
                         "repeatable")
-    g.add_argument("--seed", type=int, metavar="S",
+    g.add_argument("--seed", type=_whole_number, metavar="S",
                    help="random seed (default: a fresh one, printed and recorded for reuse)")
     g = e.add_argument_group("output")
     g.add_argument("--plot", metavar="FILE.png", help="save a scatter plot (overwrites)")
@@ -225,6 +226,30 @@ def parse_params(items: Sequence[str] | None, option: str) -> dict:
             raise ValueError(f"{option} expects KEY=VALUE (e.g. {option} eps=1e-9); got {item!r}")
         out[key] = parse_value(value)
     return out
+
+
+def _whole_number(text: str) -> int:
+    """argparse type of --seed and --max-iter: an int >= 0 (a seed of -1 or -1 iterations would
+    otherwise reach numpy's message, or run and return the initial coordinates)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
+def _positive_number(text: str) -> float:
+    """argparse type of the exaggeration factors and --init-sdev: finite and > 0 (``nan``, ``inf``
+    and ``0`` parse as floats but mean nothing here)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
 
 
 def _number_or_name(text: str):

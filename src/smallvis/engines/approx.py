@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._logging import logger
+from .._random import child
 from ..methods.base import EPS, MethodState
 
 # kernels these engines serve (codes of methods.base.FusedForm)
@@ -86,7 +87,8 @@ class SparseKLEngine:
 
     def prepare(self, method, data, *, extras=frozenset(), rng=None):
         """Sparse (kNN-restricted) affinities; the (n, n) matrices are never formed."""
-        seed = None if rng is None else int(rng.integers(2**31 - 1))
+        # from a child stream: rng is left as it was, so the init is the exact engines' one
+        seed = None if rng is None else int(child(rng).integers(2**31 - 1))
         state = method.prepare_sparse(data, knn_method=self.knn, random_state=seed)
         logger.info("engine %r: sparse P with %d stored entries (%.1f per point)", self.name,
                     state.P.nnz, state.P.nnz / max(1, state.P.shape[0]))

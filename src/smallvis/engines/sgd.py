@@ -33,6 +33,7 @@ import numpy as np
 
 from .._logging import logger
 from .._names import match_name
+from .._random import child
 from ..driver import EXPLODING, RunOutcome
 
 AUTO_SGD_N = 10_000  # engine="auto" moves sgd-capable methods to this engine above this many points
@@ -117,9 +118,10 @@ class SGDEngine:
 
     # -- set-up ---------------------------------------------------------------------------------
     def prepare(self, method, data, rng):
-        """Sparse affinities and the sampling structures."""
+        """Sparse affinities and the sampling structures. The kNN seed comes from a child stream of
+        ``rng``, which is left as it was: a random init draws what it draws on every engine."""
         state = method.prepare_sparse(data, knn_method=self.knn,
-                                      random_state=int(rng.integers(2**31 - 1)))
+                                      random_state=int(child(rng).integers(2**31 - 1)))
         return state
 
     def _graph(self, state, plan, n_epochs):

@@ -5,8 +5,29 @@ from __future__ import annotations
 import numpy as np
 
 
+def shift_origin(X: np.ndarray) -> np.ndarray:
+    """``X`` (n, p) translated so that each column's (lower) median is 0, for expanded distances.
+
+    A translation changes no distance, and afterwards the squared norms in ``|x|^2 + |y|^2 - 2 x.y``
+    are of the size of the spread, not of an offset common to every point (offset by 1e8, no digit
+    of a unit distance survives the expansion). A median rather than the mean: it is one of the
+    column's own values, so the subtraction is exact for data of one magnitude (Sterbenz) and keeps
+    integer data integer, whose expanded distances are then exact (duplicates at distance 0).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    if n == 0:
+        return X.copy()
+    mid = (n - 1) // 2
+    return X - np.partition(X, mid, axis=0)[mid]
+
+
 def squared_distances(X: np.ndarray) -> np.ndarray:
-    """Squared Euclidean distances, shape (n, n), tiny negatives clamped to 0, exact zeros on the diagonal."""
+    """Squared Euclidean distances, shape (n, n), tiny negatives clamped to 0, exact zeros on the diagonal.
+
+    Computed after :func:`shift_origin`, so an offset common to every point costs no precision.
+    """
+    X = shift_origin(X)
     sq = np.einsum("ij,ij->i", X, X)
     D2 = sq[:, None] + sq[None, :] - 2.0 * (X @ X.T)
     np.maximum(D2, 0.0, out=D2)

@@ -90,3 +90,18 @@ def test_rank_metrics_invariant_under_offset():
     two = _corank(X + 1e8, Y - 1e8, 5)
     np.testing.assert_array_equal(two[0], one[0])
     assert two[1:] == one[1:]
+
+
+def test_duplicates_are_exactly_zero_and_close_pairs_precise():
+    """The expanded form cancels for near neighbours; those entries come from differences."""
+    from smallvis.input.distances import squared_distances
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(30, 7)) * 3.7 + 11.0
+    X[7] = X[3]                                     # a duplicate
+    X[9] = X[4] + 1e-7                              # a very close pair
+    D2 = squared_distances(X)
+    assert D2[3, 7] == 0.0 and D2[7, 3] == 0.0
+    assert D2[4, 9] == pytest.approx(7 * 1e-14, rel=1e-6)
+    exact = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    np.testing.assert_allclose(D2, exact, rtol=1e-10, atol=1e-12)

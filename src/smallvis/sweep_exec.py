@@ -40,7 +40,10 @@ def run_one(X, spec: dict) -> dict:
         res = api.smallvis(X, ret_extra=True, random_state=spec["seed"], **spec["kwargs"])
         Y = np.asarray(res.Y)
         finite = bool(np.isfinite(Y).all())
-        metrics = (compute_metrics(X, Y, METRIC_K, which=SWEEP_METRICS) if finite
+        exploded = finite and Y.size > 0 and float(np.abs(Y).max()) > EXPLODING
+        # a diverged run's last finite coordinates may be too large for distances: no metrics
+        usable = finite and not exploded and not res.diverged
+        metrics = (compute_metrics(X, Y, METRIC_K, which=SWEEP_METRICS) if usable
                    else {"k": METRIC_K})
     except Exception as err:  # noqa: BLE001 - recorded, the sweep goes on
         message = " ".join(str(err).split()) or type(err).__name__
@@ -49,7 +52,6 @@ def run_one(X, spec: dict) -> dict:
     result = res.to_dict()
     for bulky in ("Y", "costs", "itercosts", "metrics"):
         result.pop(bulky, None)
-    exploded = finite and Y.size > 0 and float(np.abs(Y).max()) > EXPLODING
     diverged = res.diverged or not finite or exploded
     why = (f"the coordinates grew beyond {EXPLODING:.0e} (step size too large)" if exploded
            else "the optimisation diverged")

@@ -30,9 +30,25 @@ def squared_distances(X: np.ndarray) -> np.ndarray:
     X = shift_origin(X)
     sq = np.einsum("ij,ij->i", X, X)
     D2 = sq[:, None] + sq[None, :] - 2.0 * (X @ X.T)
+    _refine_close_pairs(D2, X, sq)
     np.maximum(D2, 0.0, out=D2)
     np.fill_diagonal(D2, 0.0)
     return D2
+
+
+# the expanded form loses about log10(1 / this) digits where D2 is this small against |x|^2 + |y|^2
+CANCELLATION = 1e-6
+
+
+def _refine_close_pairs(D2: np.ndarray, X: np.ndarray, sq: np.ndarray) -> None:
+    """Recompute, from coordinate differences, the entries of ``D2`` where the expanded form cancels
+    (near neighbours and duplicates): duplicates come out exactly 0, close pairs to full precision."""
+    close = D2 <= CANCELLATION * (sq[:, None] + sq[None, :])
+    np.fill_diagonal(close, False)
+    i, j = np.nonzero(close)
+    if i.size:
+        diff = X[i] - X[j]
+        D2[i, j] = np.einsum("ij,ij->i", diff, diff)
 
 
 def distances_from_input(X: np.ndarray, *, precomputed: bool) -> np.ndarray:

@@ -14,8 +14,8 @@ and 31:
 - **ties by a k-slot max-heap**: the heap starts with k slots at +inf; points are offered in index
   order, and one is taken only if strictly nearer than the current farthest (the root), which it
   replaces before sifting down: it moves below the larger child (the left one when both are equal)
-  while that child is strictly farther. So among exactly tied points at the k-th place, which survive
-  depends on the heap's shape, not simply on the index. On iris this rule gives the original's
+  while that child is strictly farther. So among exactly tied points at the k-th place, which
+  survive depends on the heap's shape, not simply on the index. On iris this rule gives the original's
   neighbour sets for every point (index order alone misses 2 of 150 at k + 1 = 11 and 7 at 31).
 
 The search is O(n^2 p) time and O(block n) memory: it serves the dense distance methods only.

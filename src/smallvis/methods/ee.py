@@ -50,7 +50,7 @@ class ElasticEmbedding(Method):
         W = np.exp(-d2)
         np.fill_diagonal(W, 0.0)
         repulsion = lam * Vn * W
-        # -log w = d2 exactly (no eps inside a log): the original's cost, and finite where w underflows
+        # -log w = d2 exactly (no eps in a log): the original's cost, finite where w underflows
         pcost = np.sum(P * d2 + repulsion, axis=0) if cost else None
         K = 4.0 * (P - repulsion) if grad else None
         return pcost, K

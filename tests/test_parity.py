@@ -281,4 +281,6 @@ def test_largevis_cost_with_near_coincident_points(iris):
     # original's noise there is below what changes its cost); 6-12: its noise is ~1e-7 relative
     np.testing.assert_allclose([ours[it] for it in (1, 2, 3)],
                                [LARGEVIS_IRIS_COSTS[it] for it in (1, 2, 3)], rtol=1e-8)
-    np.testing.assert_allclose(list(ours.values()), list(LARGEVIS_IRIS_COSTS.values()), rtol=1e-6)
+    # 6-12: the original's noise is ~1e-7 relative, and the input distance of iris's duplicate pair
+    # (exactly 0 for us, rounding noise in the original's expanded form) moves them by up to 3e-6
+    np.testing.assert_allclose(list(ours.values()), list(LARGEVIS_IRIS_COSTS.values()), rtol=1e-5)

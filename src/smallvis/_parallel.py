@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
@@ -36,3 +37,96 @@ def limit_threads(threads: int) -> None:
 
 def worker_threads(n_jobs: int) -> int:
     return max(1, (os.cpu_count() or 1) // n_jobs)
+
+
+# -- numba threads of one run ------------------------------------------------------------------------
+# A run's numba kernels launch a parallel region per call, several per iteration. Each launch wakes
+# the worker threads and waits for the slowest: on a quiet machine that costs microseconds, but when
+# other processes hold the cores a worker may wait a whole scheduler time slice to run, every launch
+# (issue 17: a 50-point, 700-iteration exact run took 0.06 s on 1 thread and 13-23 s on 2). So a run
+# uses threads only when each launch has enough work to pay for them. Serial and threaded runs give
+# the same bits: every kernel cuts its work into a fixed number of chunks, whatever the thread count.
+
+# pair (or edge) evaluations per kernel call below which a run is serial: ~0.2 ms of work, a few
+# times a launch on a quiet machine
+SERIAL_BELOW = 250_000
+
+_run_threads = None  # created on first use: contextvars.ContextVar of the current run's state
+
+
+def check_threads(n_threads) -> int:
+    """``n_threads`` as a whole number >= 0 (0: numba's default), or a ValueError naming it."""
+    try:
+        ok = not isinstance(n_threads, bool) and int(n_threads) == n_threads and n_threads >= 0
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise ValueError(f"n_threads must be a whole number >= 0 (0: all the threads numba may use, "
+                         f"NUMBA_NUM_THREADS); got {n_threads!r}")
+    return int(n_threads)
+
+
+def _state_var():
+    global _run_threads
+    if _run_threads is None:
+        import contextvars
+
+        _run_threads = contextvars.ContextVar("smallvis_run_threads", default=None)
+    return _run_threads
+
+
+@contextlib.contextmanager
+def run_threads(n_threads):
+    """Scope of one run: ``n_threads`` numba threads (0: numba's current setting, by default all of
+    ``NUMBA_NUM_THREADS``), fewer when the engine's work is too small to pay for them (see
+    :func:`fit_threads`). numba's thread count is restored on the way out. Imports nothing: a run
+    that never reaches a numba kernel never loads numba."""
+    requested = check_threads(n_threads)
+    state = {"requested": requested, "restore": None}
+    if requested:
+        _numba_threads(requested)  # an impossible count fails before any work
+    var = _state_var()
+    token = var.set(state)
+    try:
+        yield
+    finally:
+        var.reset(token)
+        if state["restore"] is not None:
+            import numba
+
+            numba.set_num_threads(state["restore"])
+
+
+def fit_threads(work: float) -> int | None:
+    """Called by an engine before its kernels run, with the pair (or edge) evaluations of one kernel
+    call: set numba's thread count for the rest of the run (1 below :data:`SERIAL_BELOW`, else the
+    run's ``n_threads``) and return it. Outside :func:`run_threads` (an engine used on its own) it
+    changes nothing and returns None."""
+    state = _state_var().get()
+    if state is None:
+        return None
+    import numba
+
+    if state["restore"] is None:  # the run's first call
+        choose_threading_layer()  # before anything starts numba's threads
+        state["restore"] = numba.get_num_threads()
+        state["wanted"] = state["requested"] or state["restore"]
+    threads = 1 if work < SERIAL_BELOW else state["wanted"]
+    numba.set_num_threads(threads)
+    return threads
+
+
+def _numba_threads(requested: int) -> int:
+    from numba import config
+
+    most = config.NUMBA_NUM_THREADS
+    if requested > most:
+        raise ValueError(f"n_threads={requested} is more than the {most} threads numba was started "
+                         f"with (NUMBA_NUM_THREADS={most}); set NUMBA_NUM_THREADS before starting "
+                         "Python to allow more")
+    return requested
+
+
+def choose_threading_layer() -> str | None:
+    """Placeholder: the threading layer numba should use when the user chose none (see below)."""
+    return None

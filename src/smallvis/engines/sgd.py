@@ -32,10 +32,13 @@ import time
 import numpy as np
 
 from .._logging import logger
+from .._parallel import fit_threads
 from .._names import match_name
 from ..driver import EXPLODING, RunOutcome
 
 AUTO_SGD_N = 10_000  # engine="auto" moves sgd-capable methods to this engine above this many points
+# edges per point sampled in an epoch, each with its negatives: whether a run pays for threads
+WORK_PER_POINT = 15
 N_BLOCKS = 16  # fixed partition of the points: results do not depend on the number of threads
 
 
@@ -118,6 +121,7 @@ class SGDEngine:
     # -- set-up ---------------------------------------------------------------------------------
     def prepare(self, method, data, rng):
         """Sparse affinities and the sampling structures."""
+        fit_threads(data.n * WORK_PER_POINT * (1 + self.negative_sample_rate))
         state = method.prepare_sparse(data, knn_method=self.knn,
                                       random_state=int(rng.integers(2**31 - 1)))
         return state

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -65,7 +66,8 @@ def child(job: str, threads: int, repeats: int) -> None:
 
 
 def _competitors(n):
-    code = "while True:\n    pass\n"
+    # spins until its parent is gone (no orphans if this script is killed)
+    code = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    pass\n"
     return [subprocess.Popen([sys.executable, "-c", code]) for _ in range(n)]
 
 
@@ -96,6 +98,7 @@ def main(argv=None) -> int:
                         help="environment of the timed subprocesses (e.g. NUMBA_THREADING_LAYER=omp)")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the competitors on the way out
     if args.child:
         child(args.child[0], int(args.child[1]), int(args.child[2]))
         return 0

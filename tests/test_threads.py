@@ -53,3 +53,26 @@ def test_cli_threads(tmp_path):
                  "--threads", "1", "--out", str(out)]) == 0
     assert np.load(out).shape == (150, 2)
     assert main(["embed", "iris", "--max-iter", "5", "--threads", "-1"]) == 2
+
+
+def test_openmp_waits_asleep_unless_the_user_chose(monkeypatch):
+    import os
+
+    import numba
+    from numba.np.ufunc import parallel
+
+    monkeypatch.setattr(parallel, "_is_initialized", False)  # as before numba's first launch
+    monkeypatch.setattr(numba.config, "THREADING_LAYER", "default")
+    monkeypatch.setenv("OMP_WAIT_POLICY", "active")
+    assert not _parallel.quiet_openmp() and os.environ["OMP_WAIT_POLICY"] == "active"
+    monkeypatch.delenv("OMP_WAIT_POLICY")
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
+    try:
+        assert _parallel.quiet_openmp() and os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    finally:
+        os.environ.pop("OMP_WAIT_POLICY", None)
+    monkeypatch.setattr(numba.config, "THREADING_LAYER", "tbb")
+    assert not _parallel.quiet_openmp() and "OMP_WAIT_POLICY" not in os.environ
+    monkeypatch.setattr(numba.config, "THREADING_LAYER", "default")
+    monkeypatch.setattr(parallel, "_is_initialized", True)  # too late once numba's layer is loaded
+    assert not _parallel.quiet_openmp()

@@ -10,6 +10,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import zipfile
 
 import pytest
 
@@ -40,13 +41,27 @@ print(json.dumps(out))
 """
 
 
-def _run(cache_dir):
-    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+NOWHERE = "/proc/smallvis-no-such-folder"  # cannot be created, even by root
+
+
+def _run(cache_dir, path=SRC, home=None):
+    env = {**os.environ, "PYTHONPATH": f"{path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
            "NUMBA_CACHE_DIR": str(cache_dir), "NUMBA_NUM_THREADS": "2"}
+    if home is not None:
+        env.update(HOME=home, XDG_CACHE_HOME=home)
     out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
-                         timeout=900)
+                         timeout=1800)
     assert out.returncode == 0, out.stderr[-3000:]
     return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
+
+
+def _read_only_copy(folder):
+    """The package in a zip file: no cache folder numba could write (a read-only install)."""
+    archive = folder / "smallvis.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for file in (SRC / "smallvis").rglob("*.py"):
+            z.write(file, file.relative_to(SRC).as_posix())
+    return archive
 
 
 @pytest.mark.slow
@@ -55,7 +70,7 @@ def test_same_bits_fresh_cached_read_only_and_threads(tmp_path):
     fresh, _ = _run(cache)
     assert list(cache.rglob("*.nbi")), "the fresh run should have filled the cache"
     cached, _ = _run(cache)
-    read_only, log = _run("/proc/smallvis-no-such-folder")
+    read_only, log = _run(NOWHERE, path=_read_only_copy(tmp_path), home=NOWHERE)
     assert "numba cannot cache" in log  # really compiled in memory
     assert cached == fresh
     assert read_only == fresh

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS")
@@ -51,7 +52,8 @@ def worker_threads(n_jobs: int) -> int:
 # times a launch on a quiet machine
 SERIAL_BELOW = 250_000
 
-_run_threads = None  # created on first use: contextvars.ContextVar of the current run's state
+# the current run's thread settings (per Python thread, as numba's own thread count is)
+_RUN = contextvars.ContextVar("smallvis_run_threads", default=None)
 
 
 def check_threads(n_threads) -> int:
@@ -66,31 +68,21 @@ def check_threads(n_threads) -> int:
     return int(n_threads)
 
 
-def _state_var():
-    global _run_threads
-    if _run_threads is None:
-        import contextvars
-
-        _run_threads = contextvars.ContextVar("smallvis_run_threads", default=None)
-    return _run_threads
-
-
 @contextlib.contextmanager
 def run_threads(n_threads):
     """Scope of one run: ``n_threads`` numba threads (0: numba's current setting, by default all of
     ``NUMBA_NUM_THREADS``), fewer when the engine's work is too small to pay for them (see
-    :func:`fit_threads`). numba's thread count is restored on the way out. Imports nothing: a run
-    that never reaches a numba kernel never loads numba."""
+    :func:`fit_threads`). numba's thread count is restored on the way out. numba is imported only to
+    check a count other than 0, or by :func:`fit_threads`."""
     requested = check_threads(n_threads)
     state = {"requested": requested, "restore": None}
     if requested:
         _numba_threads(requested)  # an impossible count fails before any work
-    var = _state_var()
-    token = var.set(state)
+    token = _RUN.set(state)
     try:
         yield
     finally:
-        var.reset(token)
+        _RUN.reset(token)
         if state["restore"] is not None:
             import numba
 
@@ -102,7 +94,7 @@ def fit_threads(work: float) -> int | None:
     call: set numba's thread count for the rest of the run (1 below :data:`SERIAL_BELOW`, else the
     run's ``n_threads``) and return it. Outside :func:`run_threads` (an engine used on its own) it
     changes nothing and returns None."""
-    state = _state_var().get()
+    state = _RUN.get()
     if state is None:
         return None
     import numba

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import driver, presets
 from ._logging import logger, verbose_logging
+from ._parallel import run_threads
 from ._random import as_generator
 from .engines import resolve_engine
 from .init import (check_init_matrix, pca_init, power_iteration_init, rescale, resolve_init,
@@ -125,8 +126,9 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         weights include the point itself; and the extras ``V``, ``beta``, ``dint`` and ``adeg*`` are
         not available (asking for them is an error). Distances and gradients are the same either way.
     n_threads
-        Accepted for compatibility with the original (numba uses all cores; set
-        ``NUMBA_NUM_THREADS`` to limit it).
+        numba threads for this run: 0 (default) all that numba may use (``NUMBA_NUM_THREADS``), N
+        at most N. Small problems run on one thread whatever it says; the result is the same for
+        every thread count.
     bh, theta, inp_kernel, nn
         The original's Barnes-Hut t-SNE: ``bh=True`` with method ``"tsne"`` runs ``engine=("bh",
         {"theta": theta})`` on a sparse P from the ``"nngaussian"`` input kernel (or
@@ -175,7 +177,7 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
     -------
     ndarray (n, k) or SmallVisResult
     """
-    with verbose_logging(verbose):
+    with verbose_logging(verbose), run_threads(n_threads):
         return _smallvis(**check_arguments(locals()))
 
 

@@ -143,6 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--engine-param", action="append", metavar="KEY=VALUE",
                    help="engine option, e.g. theta=0.5 (bh) or negative_sample_rate=5 (sgd); "
                         "repeatable")
+    g.add_argument("--threads", type=_whole_number, metavar="N",
+                   help="numba threads (default 0: all; the result is the same for any N)")
     g.add_argument("--seed", type=_whole_number, metavar="S",
                    help="random seed (default: a fresh one, printed and recorded for reuse)")
     g = e.add_argument_group("output")
@@ -384,7 +386,7 @@ def _smallvis_kwargs(args) -> dict:
     simple = {"perplexity": "perplexity", "k": "k", "init_sdev": "Y_init_sdev", "scale": "scale",
               "max_iter": "max_iter", "eta": "eta", "exaggeration": "exaggeration_factor",
               "stop_lying_iter": "stop_lying_iter", "late_exaggeration": "late_exaggeration_factor",
-              "start_late_lying_iter": "start_late_lying_iter"}
+              "start_late_lying_iter": "start_late_lying_iter", "threads": "n_threads"}
     for option, name in simple.items():
         value = getattr(args, option)
         if value is not None:

@@ -32,11 +32,14 @@ import time
 import numpy as np
 
 from .._logging import logger
+from .._parallel import fit_threads
 from .._names import match_name
 from .._random import child
 from ..driver import EXPLODING, RunOutcome
 
 AUTO_SGD_N = 10_000  # engine="auto" moves sgd-capable methods to this engine above this many points
+# edges per point sampled in an epoch, each with its negatives: whether a run pays for threads
+WORK_PER_POINT = 15
 N_BLOCKS = 16  # fixed partition of the points: results do not depend on the number of threads
 
 
@@ -120,6 +123,7 @@ class SGDEngine:
     def prepare(self, method, data, rng):
         """Sparse affinities and the sampling structures. The kNN seed comes from a child stream of
         ``rng``, which is left as it was: a random init draws what it draws on every engine."""
+        fit_threads(data.n * WORK_PER_POINT * (1 + self.negative_sample_rate))
         state = method.prepare_sparse(data, knn_method=self.knn,
                                       random_state=int(child(rng).integers(2**31 - 1)))
         return state

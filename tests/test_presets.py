@@ -191,3 +191,42 @@ def test_a_rising_cost_is_reported():
     rising = settling[:5] + [(300, 1.2), (350, 1.1), (400, 1.3), (450, 1.5), (500, 1.6)]
     assert cost_rise(rising) == (1.1, 350, 1.6)
     assert cost_rise(rising[:4]) is None  # too few to tell
+
+
+def test_every_method_has_a_modern_recipe():
+    from smallvis.methods import REGISTRY
+    from smallvis.presets import RECIPES, SGD_METHODS
+
+    assert set(RECIPES) | set(SGD_METHODS) == set(REGISTRY)
+    assert not set(RECIPES) & set(SGD_METHODS)
+
+
+def test_usne_starts_from_pca_with_sd_one(blobs):
+    res = SmallVis("usne", max_iter=0).fit(blobs).result_
+    assert res.settings["Y_init_sdev"] == 1.0
+    assert res.Y[:, 0].std() == pytest.approx(1.0) and res.Y[:, 1].std() < 1.0
+
+
+def test_every_method_gives_a_picture_with_no_settings():
+    """The promise of the modern defaults: any method by name, nothing else, separates clear clusters
+    (three blobs in 6-D; a 5-NN classifier on the embedding and kNN@10 preservation)."""
+    from sklearn.model_selection import cross_val_score
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from smallvis.methods import REGISTRY
+    from smallvis.metrics import knn_preservation
+
+    rng = np.random.default_rng(0)
+    centres = rng.normal(scale=6.0, size=(3, 6))
+    X = np.vstack([c + rng.normal(size=(30, 6)) for c in centres])
+    y = np.repeat([0, 1, 2], 30)
+    poor = {}
+    for name in REGISTRY:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            Y = SmallVis(name, random_state=0).fit_transform(X)
+        accuracy = cross_val_score(KNeighborsClassifier(5), Y, y, cv=3).mean()
+        knn = knn_preservation(X, Y, 10)
+        if accuracy < 1.0 or knn < 0.3:
+            poor[name] = (accuracy, knn)
+    assert poor == {}

@@ -65,7 +65,8 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         (umap-learn's spectral init) or ``power`` (NCVis), and named inits are then rescaled as
         umap-learn does (each column to [0, 10]) or NCVis does (mean 0, sd 1).
     Y_init_sdev : float, optional
-        Rescale every initial column to this standard deviation.
+        Rescale every initial column to this standard deviation (``pcascaled``: the first column,
+        the others in proportion).
     perplexity : float, array (n,), "idp", "multiscale" or (mode, [candidates]), optional
         Perplexity (one per point if a vector); the number of neighbours for kNN-type kernels and
         for umap (``k``) and ncvis (``n_neighbors``). None: the method's default (30, as in the
@@ -286,8 +287,9 @@ def _initial_Y(Y_init, init_name, *, data, method, state, k, rng, pca_applied, Y
         Y = rng.standard_normal((n, k))
     elif init_name in ("pca", "spca", "pcascaled"):
         Y = pca_init(data.X, k, precomputed=data.precomputed, already_pca=pca_applied, rng=rng)
-        if init_name == "pcascaled":
-            Y = scale_by_first_column(Y)
+        if init_name == "pcascaled":  # Y_init_sdev: the first column's sd, the others in proportion
+            Y = scale_by_first_column(Y, 1e-4 if Y_init_sdev is None else float(Y_init_sdev))
+            Y_init_sdev = None
     elif init_name == "power":
         A = method.laplacian_affinity(state)
         if A is None:
@@ -353,7 +355,7 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
     eng = resolve_engine(engine, m, n, k)
     settings = presets.resolve(
         defaults, m.name, n=n, stochastic=getattr(eng, "stochastic", False), method_params=method_params,
-        given=dict(Y_init=Y_init, max_iter=max_iter, eta=eta, opt=opt,
+        given=dict(Y_init=Y_init, Y_init_sdev=Y_init_sdev, max_iter=max_iter, eta=eta, opt=opt,
                    exaggeration_factor=exaggeration_factor, stop_lying_iter=stop_lying_iter,
                    mom_switch_iter=mom_switch_iter, min_cost=min_cost))
     logger.info("%s", presets.describe(settings))
@@ -361,7 +363,8 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
         method = _with_params(method, settings.method_params, eps)
         m = build_method(method, perplexity=perplexity)
     v = settings.values
-    Y_init, max_iter, eta, opt = v["Y_init"], v["max_iter"], v["eta"], v["opt"]
+    Y_init, Y_init_sdev = v["Y_init"], v["Y_init_sdev"]
+    max_iter, eta, opt = v["max_iter"], v["eta"], v["opt"]
     exaggeration_factor, stop_lying_iter = v["exaggeration_factor"], v["stop_lying_iter"]
     mom_switch_iter, min_cost = v["mom_switch_iter"], v["min_cost"]
     eng.check(n)

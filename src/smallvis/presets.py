@@ -4,7 +4,7 @@
 The scikit-learn estimator and the command line use ``defaults="auto"``, which fills every setting the
 user did not give with values that give a good picture for each method at every size:
 
-- the t-SNE family (:data:`TSNE_FAMILY`): openTSNE's and scikit-learn's recipe. PCA start scaled so
+- t-SNE (:data:`TSNE_LIKE`): openTSNE's and scikit-learn's recipe. PCA start scaled so
   that its first column has sd 1e-4 (``Y_init="pcascaled"``), early exaggeration 12 for 250
   iterations, ``eta="auto"`` (``max(n / (4 * 12), 50)`` in this package's gradient units, which include
   t-SNE's factor 4: scikit-learn's ``learning_rate="auto"``, openTSNE's ``n / 12``), delta-bar-delta
@@ -13,8 +13,10 @@ user did not give with values that give a good picture for each method at every 
 - largevis, umap, tumap, ncvis: the negative-sampling ``sgd`` engine at every size, as the real
   LargeVis, umap-learn and NCVis run (umap and tumap with umap-learn's 15 neighbours); on an exact
   engine, if asked for by name, a step size that works and LargeVis's ``gamma = 1 / n``;
-- every other method: the step size of :mod:`smallvis.step_sizes` (the one ``compare`` and the
-  gallery use, scaled with n as the method's forces scale) and the same scaled PCA start.
+- every other method (:data:`RECIPES`): a step size scaled with n as the method's forces scale, the
+  scaled PCA start (the distance-stress family: ``spca``), 750 iterations, and t-SNE's early
+  exaggeration for its Student-t relatives; chosen on iris, s1k and digits against each method's
+  gallery run (``benchmarks/defaults.py``).
 
 Nothing a user gives is changed; :func:`resolve` reports what it filled in, and ``smallvis()`` logs it
 and keeps it in ``res.settings``.
@@ -22,6 +24,7 @@ and keeps it in ``res.settings``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from ._names import match_name
@@ -33,7 +36,6 @@ DEFAULT_SETS = ("smallvis", "auto")
 # own lazy defaults, resolved where they are used)
 ORIGINAL = {"exaggeration_factor": 1.0, "opt": "dbd", "min_cost": 0.0}
 
-TSNE_FAMILY = ("tsne",)
 SGD_METHODS = ("largevis", "umap", "tumap", "ncvis")
 
 EARLY_EXAGGERATION = 12.0
@@ -116,27 +118,76 @@ def resolve(defaults: str, name: str, *, n: int, stochastic: bool, given: dict,
     return Resolved(defaults, values, chosen, extra)
 
 
+@dataclass(frozen=True)
+class Recipe:
+    """The modern settings of one method: a step-size rule, early exaggeration and the start.
+
+    ``eta``: ``"auto"`` (:func:`auto_eta`), or ``(scale, c)`` for ``c * s`` with ``s = n``
+    (matrix-normalised P: forces shrink like 1/n), ``1`` (conditional or un-normalised P) or ``1/n``
+    (distance stress: forces grow like n). ``init_sd``: the first column's sd of the ``pcascaled``
+    start."""
+
+    eta: object
+    exaggeration: float = 1.0
+    init: str = "pcascaled"
+    init_sd: float | None = None
+    min_cost: float | None = None
+
+    def step(self, n: int):
+        if self.eta == "auto":
+            return "auto"
+        scale, c = self.eta
+        return c * {"n": n, "1": 1, "1/n": 1.0 / n}[scale]
+
+
+TSNE_LIKE = Recipe("auto", EARLY_EXAGGERATION)
+# The evidence: benchmarks/defaults.py and explore_defaults.py, every method on iris, s1k and digits
+# against its gallery run (benchmarks/README.md, "Defaults: evidence"). Step sizes are the gallery's
+# (step_sizes.py) unless a better one was found; Student-t relatives take t-SNE's recipe.
+RECIPES = {
+    **dict.fromkeys(["tsne", "wtsne", "trmsne", "tmsne", "tsneu", "pstsne", "jssne", "hlsne", "gsne",
+                     "absne", "ntumap", "cetsne", "skdtsne"], TSNE_LIKE),
+    "usne": Recipe("auto", EARLY_EXAGGERATION, init_sd=1.0),
+    **dict.fromkeys(["tasne", "trsrsne"], Recipe(("1", 1.0), EARLY_EXAGGERATION)),
+    **dict.fromkeys(["ssne", "hssne", "bhssne", "wssne", "btsne", "bssne", "dhssne", "snerv", "sjse",
+                     "ee", "abssne"], Recipe(("n", 0.1 / 150))),
+    **dict.fromkeys(["asne", "arsrsne", "nerv", "rsrnerv", "jse", "rsrjse"], Recipe(("1", 0.1))),
+    **dict.fromkeys(["basne", "btasne", "bnerv"], Recipe(("1", 1e-3))),
+    **dict.fromkeys(["rklsne", "chsne"], Recipe(("1", 10.0))),
+    "tee": Recipe(("1", 500.0), min_cost=-math.inf),
+    **dict.fromkeys(["mmds", "sammon", "gmmds", "ballmmds", "knnmmds"], Recipe(("1/n", 1.5),
+                                                                              init="spca")),
+    "smmds": Recipe(("1/n", 0.015), init="spca"),
+}
+MODERN_ITER = 750
+MOMENTUM_SWITCH = 250
+
+
 def _modern(name: str, n: int, stochastic: bool, given: dict, method_params: dict) -> dict:
     """The modern settings for ``name`` (before the user's own values are applied)."""
-    out = {}
     if stochastic:  # the sgd engine has its own init, epochs and learning rate
+        return {}
+    recipe = RECIPES.get(name)
+    if recipe is None:  # a stochastic method on an exact engine, or a method added later
+        out = {"Y_init": "pcascaled", "max_iter": MODERN_ITER, "eta": suggested_eta(name, n),
+               "mom_switch_iter": MOMENTUM_SWITCH}
+        if name in MIN_COST:
+            out["min_cost"] = MIN_COST[name]
+        params = suggested_params(name, n, method_params)
+        if params:
+            out["method_params"] = params
         return out
-    out["Y_init"] = "pcascaled"
-    if name in TSNE_FAMILY:
-        exaggeration = given.get("exaggeration_factor")
+    out = {"Y_init": recipe.init, "max_iter": MODERN_ITER, "eta": recipe.step(n),
+           "mom_switch_iter": MOMENTUM_SWITCH}
+    if recipe.init_sd is not None:
+        out["Y_init_sdev"] = recipe.init_sd
+    if recipe.min_cost is not None:
+        out["min_cost"] = recipe.min_cost
+    exaggeration = given.get("exaggeration_factor")
+    if recipe.exaggeration != 1 and (exaggeration is None or exaggeration != 1):
         stop = exaggeration_iterations(given.get("max_iter"))
-        out.update(exaggeration_factor=EARLY_EXAGGERATION, stop_lying_iter=stop,
-                   mom_switch_iter=stop, max_iter=TSNE_ITER, eta="auto",
-                   opt=("dbd", {"reset_gains": True}))
-        if exaggeration is not None and exaggeration == 1:  # no early stage: nothing to reset
-            out["opt"] = "dbd"
-        return out
-    out["eta"] = suggested_eta(name, n)
-    if name in MIN_COST:
-        out["min_cost"] = MIN_COST[name]
-    params = suggested_params(name, n, method_params)
-    if params:
-        out["method_params"] = params
+        out.update(exaggeration_factor=recipe.exaggeration, stop_lying_iter=stop,
+                   mom_switch_iter=stop, opt=("dbd", {"reset_gains": True}))
     return out
 
 

@@ -48,7 +48,11 @@ def test_embed_iris_round_trip(tmp_path, capsys):
     assert result["iter"] == 50 and result["method_name"] == "tsne"
     assert list(result["itercosts"]) == ["5", "10", "15", "20", "25", "30", "35", "40", "45", "50"]
     assert result["final_cost"] == pytest.approx(result["itercosts"]["50"])
-    assert result["opt"]["eta"] == 500
+    # the command line's modern defaults (--defaults auto), recorded with what they chose
+    assert result["opt"]["eta"] == 50 and result["opt"]["reset_gains"] is True
+    assert record["parameters"]["defaults"] == "auto" and result["defaults"] == "auto"
+    assert result["settings"]["Y_init"] == record["parameters"]["Y_init"] == "pcascaled"
+    assert result["exaggeration_factor"] == 12 and result["stop_lying_iter"] == 17
     assert 0 < record["metrics"]["knn_preservation"] <= 1
     assert 0 < record["metrics"]["trustworthiness"] <= 1
     assert record["outputs"]["plot"] == str(png)
@@ -63,7 +67,8 @@ def test_out_refuses_to_overwrite_without_force(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("smallvis: error:") and "--force" in err
     assert (out.read_bytes(), (tmp_path / "x.json").read_bytes()) == before
-    assert embed("iris", "--max-iter", "50", "--seed", "2", "--out", str(out), "--force") == 0
+    # (another seed alone would give the same picture: the default PCA start draws nothing)
+    assert embed("iris", "--max-iter", "40", "--seed", "2", "--out", str(out), "--force") == 0
     assert out.read_bytes() != before[0]
     assert json.loads((tmp_path / "x.json").read_text())["seed"] == 2
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp files left
@@ -173,7 +178,15 @@ def bad_csv(tmp_path):
     (["iris", "--plot", "{tmp}/x.xyz"], r"cannot write a plot to .*x\.xyz"),
     (["iris", "--init", "{tmp}/missing.npy"], r"--init file not found"),
     (["iris", "--exaggeration", "4", "--stop-lying-iter", "0"], r"stop_lying_iter"),
-    (["iris", "--max-iter", "ten"], r"argument --max-iter: invalid int value: 'ten'"),
+    (["iris", "--max-iter", "ten"], r"argument --max-iter: expected a whole number >= 0, got 'ten'"),
+    (["iris", "--max-iter", "-1"], r"argument --max-iter: expected a whole number >= 0, got '-1'"),
+    (["iris", "--seed", "-1"], r"argument --seed: expected a whole number >= 0, got '-1'"),
+    (["iris", "--exaggeration", "nan"], r"argument --exaggeration: expected a positive number, "
+                                        r"got 'nan'"),
+    (["iris", "--exaggeration", "0"], r"argument --exaggeration: expected a positive number"),
+    (["iris", "--late-exaggeration", "-2"], r"argument --late-exaggeration: expected a positive"),
+    (["iris", "--init-sdev", "0"], r"argument --init-sdev: expected a positive number"),
+    (["iris", "--k", "0"], r"k \(output dimensions\) must be a whole number >= 1; got 0"),
     (["iris", "--bogus"], r"unrecognized arguments: --bogus"),
     (["iris", "--verbose", "--quiet"], r"not allowed with argument"),
 ])
@@ -236,12 +249,16 @@ def test_datasets_listing(capsys):
     assert "iris" in out and "150 x 4" in out and "s1k" in out and "1000 x 9" in out
 
 
-def kwargs_for(*args):
-    return _smallvis_kwargs(build_parser().parse_args(["embed", "iris", *args]))
+def kwargs_for(*args, defaults="auto"):
+    """The smallvis() arguments of ``smallvis embed iris ARGS`` but ``defaults`` (checked here)."""
+    kw = _smallvis_kwargs(build_parser().parse_args(["embed", "iris", *args]))
+    assert kw.pop("defaults") == defaults
+    return kw
 
 
 def test_argument_mapping():
     assert kwargs_for() == {}
+    assert kwargs_for("--defaults", "smallvis", defaults="smallvis") == {}
     assert kwargs_for("--method", "tsne") == {"method": "tsne"}  # bare name: top-level eps rule
     assert kwargs_for("--param", "eps=1e-9") == {"method": ("tsne", {"eps": 1e-9})}
     assert kwargs_for("--opt", "dbd") == {"opt": "dbd"}

@@ -79,6 +79,8 @@ def test_cli_writes_files_and_prints_the_table(tmp_path, capsys):
     (["--methods", "tsne", "--param", "umap.spread=2"], "not among the methods"),
     (["--methods", "umap", "--param", "umap.sprad=2"], "Did you mean 'spread'?"),
     (["--methods", "umap", "--param", "spread=2"], "METHOD.KEY=VALUE"),
+    (["--methods", "tsne", "--seed", "-1"], "argument --seed: expected a whole number >= 0"),
+    (["--methods", "tsne", "--max-iter", "-1"], "argument --max-iter: expected a whole number"),
 ])
 def test_bad_methods_and_params_fail_before_anything_runs(tmp_path, capsys, argv, message):
     out = tmp_path / "never"

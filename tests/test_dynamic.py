@@ -88,15 +88,44 @@ def test_dhssne_moves_alpha_to_the_cheapest_neighbour(data, Y):
     assert state.data["alpha"] == 0.5
 
 
-def test_dhssne_gradient_after_a_change_uses_the_new_alpha(data, Y):
+def _heavy(alpha, d2):
+    W = (alpha * d2 + 1.0) ** (-1.0 / alpha)
+    np.fill_diagonal(W, 0.0)
+    return W
+
+
+def test_dhssne_first_gradient_after_a_change_reads_the_epoch_weights(data, Y):
+    """The original's quirk (spec 5.1): the first gradient after the alpha search uses the weights
+    and normaliser of the epoch's cost (old alpha) raised to the new alpha; the next ones are
+    HSSNE's at the new alpha."""
+    from smallvis.engines.dense import force_gradient
+
     m = build_method("dhssne", perplexity=5)
     state = m.prepare(data)
     m.on_epoch(Y, state, 50, np.inf)  # any candidate beats an infinite epoch cost
     new = state.data["alpha"]
     assert new != 0.5
+    d2 = squared_distances(Y)
+    W = _heavy(0.5, d2)  # the epoch's weights, at the old alpha
+    K = 4.0 * (state.P - W / W.sum()) * W**new
+    np.testing.assert_allclose(gradient(m, state, Y), force_gradient(K, Y), rtol=1e-12)
     hs = build_method(("hssne", {"alpha": new}), perplexity=5)
     np.testing.assert_allclose(gradient(m, state, Y), gradient(hs, hs.prepare(data), Y),
                                rtol=1e-12)
+
+
+def test_dhssne_weights_in_the_power_form(data, Y):
+    """Five steps down from 0.5 reach alpha = 2.8e-17 (not 0), where 1 + alpha d2 rounds to 1 for
+    d2 < 4: those weights are 1, as in the original (the log1p form gives a Gaussian kernel there,
+    whose lower cost would carry alpha below 0)."""
+    m = build_method("dhssne", perplexity=5)
+    state = m.prepare(data)
+    state.data["alpha"] = 0.5 - 0.1 - 0.1 - 0.1 - 0.1 - 0.1
+    assert 0.0 < state.data["alpha"] < 1e-16
+    d2 = squared_distances(Y)
+    W = m.output_kernel(state).weights(d2)
+    near = (d2 < 4.0) & ~np.eye(10, dtype=bool)
+    assert near.any() and np.all(W[near] == 1.0)
 
 
 def test_dhssne_reports_alpha(iris10):

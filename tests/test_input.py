@@ -12,7 +12,8 @@ from smallvis.input.preprocess import (as_numeric_matrix, pca_scores, pca_whiten
 def test_dataframe_keeps_numeric_columns(iris10):
     df = pd.DataFrame(iris10, columns=list("abcd"))
     df["species"] = "setosa"
-    X = as_numeric_matrix(df)
+    with pytest.warns(UserWarning, match=r"non-numeric column\(s\) 'species' dropped"):
+        X = as_numeric_matrix(df)
     np.testing.assert_array_equal(X, iris10)
 
 

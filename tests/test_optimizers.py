@@ -328,7 +328,8 @@ def test_ndbd_takes_the_top_level_dbd_arguments(iris10, iris10_Y):
     res = run(iris10, iris10_Y, opt="ndbd", eta=100, momentum=0.3, final_momentum=0.6,
               mom_switch_iter=3, min_gain=0.05)
     assert res.opt == dict(name="ndbd", eta=100.0, momentum=0.3, final_momentum=0.6,
-                           mom_switch_iter=3, min_gain=0.05, beta=1.0, scale_grad=False,
+                           mom_switch_iter=3, min_gain=0.05, reset_gains=False, beta=1.0,
+                           scale_grad=False,
                            counts=res.opt["counts"])
     assert run(iris10, iris10_Y, opt=("ndbd", {"eta": 50}), eta=100).opt["eta"] == 50
     assert run(iris10, iris10_Y, opt="ndbd", eta="optsne").opt["eta"] == 10

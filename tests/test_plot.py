@@ -48,12 +48,41 @@ def test_one_dimensional_embedding(tmp_path):
     assert "1-D" in fig.axes[0].get_title()
 
 
-def test_three_dimensional_embedding_plots_first_two(tmp_path):
-    Y3 = RNG.normal(size=(200, 3))
-    fig = plot_embedding(Y3, title="k3", path=tmp_path / "k3.png")
+def test_one_dimensional_embedding_one_row_per_class(tmp_path):
+    labels = np.repeat(["a", "b", "c"], [50, 70, 80])
+    fig = plot_embedding(Y2[:, 0], labels, title="k1", path=tmp_path / "k1.png")
+    check_png(tmp_path / "k1.png")
+    ax = fig.axes[0]
+    assert ax.get_title() == "k1 (1-D, one row per class)"
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]
+    y = np.vstack([np.asarray(c.get_offsets()) for c in ax.collections])[:, 1]
+    assert sorted(np.round(y).astype(int)) == sorted(-np.repeat([0, 1, 2], [50, 70, 80]))
+
+
+@pytest.mark.parametrize("k", [3, 5])
+def test_three_dimensional_embedding_as_three_panels(tmp_path, k):
+    Yk = RNG.normal(size=(200, k))
+    labels = np.repeat(["x", "y"], 100)
+    fig = plot_embedding(Yk, labels, title="k3", path=tmp_path / "k3.png", label_name="lab")
     check_png(tmp_path / "k3.png")
-    assert fig.axes[0].get_title() == "k3 (dims 1-2 of 3)"
-    offsets = fig.axes[0].collections[0].get_offsets()
+    assert fig.get_suptitle() == ("k3" if k == 3 else f"k3 (dims 1-3 of {k})")
+    axes = fig.axes
+    assert len(axes) == 3
+    for ax, (i, j) in zip(axes, [(0, 1), (0, 2), (1, 2)]):
+        assert (ax.get_xlabel(), ax.get_ylabel()) == (f"dim {i + 1}", f"dim {j + 1}")
+        drawn = np.vstack([np.asarray(c.get_offsets()) for c in ax.collections])
+        assert sorted(map(tuple, drawn)) == sorted(map(tuple, Yk[:, [i, j]]))
+    assert len(fig.legends) == 1 and fig.legends[0].get_title().get_text() == "lab"
+
+
+def test_three_dimensional_embedding_in_a_given_axes_draws_dims_1_2(tmp_path):
+    from matplotlib.figure import Figure
+
+    Y3 = RNG.normal(size=(200, 3))
+    ax = Figure().add_subplot()
+    plot_embedding(Y3, title="k3", ax=ax)
+    assert ax.get_title() == "k3 (dims 1-2 of 3)"
+    offsets = ax.collections[0].get_offsets()
     assert sorted(map(tuple, np.asarray(offsets))) == sorted(map(tuple, Y3[:, :2]))
 
 

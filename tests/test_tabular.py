@@ -166,3 +166,45 @@ def test_directory_is_rejected(tmp_path):
     (tmp_path / "d.csv").mkdir()
     with pytest.raises(ValueError, match="directory"):
         read_table(tmp_path / "d.csv")
+
+
+# -- read with pandas' C parser (issue 17, item 9) ---------------------------------------------------
+
+
+def test_values_equal_numpy_loadtxt(tmp_path):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 7)) * 10.0 ** rng.integers(-8, 8, size=(300, 7))
+    path = tmp_path / "x.csv"
+    np.savetxt(path, X, delimiter=",", header=",".join(f"c{j}" for j in range(7)), comments="",
+               fmt="%.17g")
+    t = read_table(path)
+    np.testing.assert_array_equal(t.X, np.loadtxt(path, delimiter=",", skiprows=1))
+    assert t.columns == [f"c{j}" for j in range(7)]
+
+
+def test_ragged_row_after_blank_lines_names_the_file_line(tmp_path):
+    path = write(tmp_path / "x.csv", "a,b\n\n1,2\n\n\n3,4,5\n6,7\n")
+    with pytest.raises(ValueError, match=r"cannot parse .*line 6, saw 3"):
+        read_table(path)
+
+
+def test_missing_value_after_blank_lines_names_the_file_line(tmp_path):
+    path = write(tmp_path / "x.csv", "a,b\n\n1,2\n\n\n3,NA\n")
+    with pytest.raises(ValueError, match=r"missing value at data row 2 \(line 6\), column 'b'"):
+        read_table(path)
+
+
+def test_header_decided_on_every_row_not_only_the_first_ones(tmp_path, caplog):
+    # a text cell in row 70 of a column otherwise numeric: the column is dropped with a warning
+    rows = [f"{i},{i}" for i in range(70)] + ["7,?"] + ["8,8"]
+    with caplog.at_level(logging.WARNING, logger="smallvis"):
+        t = read_table(write(tmp_path / "y.csv", "a,b\n" + "\n".join(rows) + "\n"))
+    assert t.columns == ["a"] and "'?' at line 72" in caplog.text
+
+
+def test_headerless_file_whose_only_text_is_beyond_the_sniffed_lines(tmp_path):
+    # no header: the first line is numbers; a text column appears only in row 80
+    rows = [f"{i},{i}.5" for i in range(80)] + ["x,1.5"]
+    t = read_table(write(tmp_path / "x.csv", "\n".join(rows) + "\n"))
+    assert t.columns == ["V2"] and t.X.shape == (81, 1)
+    np.testing.assert_array_equal(t.X[:3, 0], [0.5, 1.5, 2.5])

@@ -11,6 +11,7 @@ __all__ = [
     "smallvis_rep",
     "SmallVis",
     "SmallVisResult",
+    "DivergenceError",
     "calibrate_perplexity",
     "compare",
     "fuzzy_set_union",
@@ -29,6 +30,7 @@ _LAZY = {
     "smallvis_rep": ("rep", "smallvis_rep"),
     "SmallVis": ("estimator", "SmallVis"),
     "SmallVisResult": ("result", "SmallVisResult"),
+    "DivergenceError": ("api", "DivergenceError"),
     "calibrate_perplexity": ("affinity", "calibrate_perplexity"),
     "compare": ("compare_runner", "compare"),  # as sweep: no module named compare
     "fuzzy_set_union": ("affinity", "fuzzy_set_union"),

@@ -24,8 +24,15 @@ def check_output_folder(path, what: str) -> Path:
     return path
 
 
-def atomic_write(path: Path, write, binary: bool = False) -> None:
-    """Write through a temporary file in the same folder, then ``os.replace`` it onto ``path``."""
+def atomic_write(path: Path, write, binary: bool = False, exclusive: bool = False) -> None:
+    """Write through a temporary file in the same folder, then publish it as ``path`` at once.
+
+    ``exclusive``: publish by hard-linking, which fails if ``path`` exists by then, so a file that
+    appeared while we computed (another run given the same ``--out``) is never overwritten; raises
+    ``FileExistsError``. Where hard links are not supported, ``path`` is reserved with ``O_EXCL``
+    and then replaced.
+    """
+    path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"newline": ""})) as fh:
@@ -33,10 +40,25 @@ def atomic_write(path: Path, write, binary: bool = False) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
+        if exclusive:
+            _publish_exclusive(tmp, path)
+        else:
+            os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _publish_exclusive(tmp: str, path: Path) -> None:
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError:  # no hard links here (some network and FAT file systems)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+        os.replace(tmp, path)
+    else:
+        Path(tmp).unlink(missing_ok=True)
 
 
 def jsonable(value):

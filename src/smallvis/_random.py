@@ -21,3 +21,17 @@ def as_generator(random_state) -> np.random.Generator:
 def spawn(rng: np.random.Generator, n: int) -> list[np.random.Generator]:
     """``n`` independent child generators (for repeats and parallel work)."""
     return [np.random.default_rng(s) for s in rng.bit_generator.seed_seq.spawn(n)]
+
+
+def child(rng: np.random.Generator) -> np.random.Generator:
+    """An independent generator derived from ``rng`` *without drawing from it*.
+
+    For randomness that only some engines need (an approximate kNN search's seed): taken from a
+    child stream, it leaves ``rng`` where it was, so the draws that follow (the initial coordinates)
+    are the same whichever engine runs. ``rng`` remembers how many children it has given, so two
+    calls give different children. A generator without a seed sequence gives a draw instead.
+    """
+    try:
+        return rng.spawn(1)[0]
+    except (AttributeError, TypeError):
+        return np.random.default_rng(int(rng.integers(2**63)))

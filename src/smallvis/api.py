@@ -12,12 +12,14 @@ import warnings
 
 import numpy as np
 
-from . import driver
+from . import driver, presets
 from ._logging import logger, verbose_logging
+from ._parallel import run_threads
 from ._random import as_generator
 from .engines import resolve_engine
 from .init import (check_init_matrix, pca_init, power_iteration_init, rescale, resolve_init,
-                   spectral_init)
+                   scale_by_first_column, spectral_init)
+from .input.arguments import check_arguments
 from .input.data import InputData
 from .input.preprocess import as_numeric_matrix, pca_scores, pca_whiten, resolve_scale, scale_input
 from .input.validate import check_distance_matrix
@@ -31,17 +33,20 @@ EXTRA_NAMES = ("X", "P", "Q", "DX", "DY", "V", "beta", "dint", "adegin", "adegou
 
 def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=None,
              max_iter=None, pca=False, initial_dims=50, method="tsne", epoch_callback=None,
-             epoch=None, min_cost=0.0, tol=1e-7, g2tol=None, momentum=0.5, final_momentum=0.8,
-             mom_switch_iter=None, eta=None, min_gain=0.01, opt="dbd", exaggeration_factor=1.0,
+             epoch=None, min_cost=None, tol=1e-7, g2tol=None, momentum=0.5, final_momentum=0.8,
+             mom_switch_iter=None, eta=None, min_gain=0.01, opt=None, exaggeration_factor=None,
              stop_lying_iter=None, late_exaggeration_factor=1.0, start_late_lying_iter=None,
              iter0_cost=False, ee_mon_epoch=None, ee_mon_wait=15, ee_mon_buffer=2, tol_wait=15,
              ret_extra=False, n_threads=0, use_cpp=False, bh=False, theta=1.0, eps=EPS,
              inp_kernel=None, nn=None, verbose=False, metric="euclidean", engine="auto",
-             random_state=None, progress=False):
+             random_state=None, progress=False, defaults="smallvis"):
     """Embed ``X`` in ``k`` dimensions with a neighbour-embedding method.
 
-    Names and defaults follow the R package smallvis (spec smallvis-R.md §1.1); names of methods,
-    optimisers, inits, scale modes and kernels match case-insensitively and by unique prefix.
+    Names and defaults follow the R package smallvis; names of methods, optimisers, inits, scale
+    modes and kernels match case-insensitively and by unique prefix. An argument left at None takes
+    the value of the set of ``defaults``: the original's (``"smallvis"``, this function's default:
+    the R package's numbers) or the modern set (``"auto"``, the estimator's and the command line's:
+    a good picture for every method; see :mod:`smallvis.presets`).
 
     Parameters
     ----------
@@ -51,14 +56,17 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         Output dimensions.
     scale : {"absmax", "scale", "range", "none"} or bool or None
         Input scaling (ignored for distances). ``True`` is ``"scale"``, ``False``/``None`` ``"none"``.
-    Y_init : {"rand", "pca", "spca", "laplacian", "normlaplacian", "power"} or array (n, k), optional
-        Initial coordinates. ``rand`` and ``spca`` are rescaled to standard deviation 1e-4; ``power``
-        is NCVis's power iteration on P. None: the method's default (``rand``, the original's, for
-        every method but ncvis, whose default is ``power``); on the ``sgd`` engine ``normlaplacian``
+    Y_init : {"rand", "pca", "spca", "pcascaled", "laplacian", "normlaplacian", "power"} or array (n, k), optional
+        Initial coordinates. ``rand`` and ``spca`` are rescaled to standard deviation 1e-4;
+        ``pcascaled`` is openTSNE's PCA start (the first column to sd 1e-4, the others in
+        proportion); ``power`` is NCVis's power iteration on P. None: the method's default (``rand``,
+        the original's, for every method but ncvis, whose default is ``power``; ``pcascaled`` under
+        ``defaults="auto"``); on the ``sgd`` engine ``normlaplacian``
         (umap-learn's spectral init) or ``power`` (NCVis), and named inits are then rescaled as
         umap-learn does (each column to [0, 10]) or NCVis does (mean 0, sd 1).
     Y_init_sdev : float, optional
-        Rescale every initial column to this standard deviation.
+        Rescale every initial column to this standard deviation (``pcascaled``: the first column,
+        the others in proportion).
     perplexity : float, array (n,), "idp", "multiscale" or (mode, [candidates]), optional
         Perplexity (one per point if a vector); the number of neighbours for kNN-type kernels and
         for umap (``k``) and ncvis (``n_neighbors``). None: the method's default (30, as in the
@@ -67,8 +75,9 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         stops rising (reported as ``res.perplexity``). ``"multiscale"``: the mean of the
         symmetrised affinities of every candidate.
     max_iter : int, optional
-        Iterations (0 returns the initialisation); default 1000, or on the ``sgd`` engine the
-        number of epochs umap-learn would use (500 up to 10,000 points, else 200; NCVis 50).
+        Iterations (0 returns the initialisation); default 1000 (``defaults="auto"``: 750 for t-SNE),
+        or on the ``sgd`` engine the number of epochs umap-learn would use (500 up to 10,000 points,
+        else 200; NCVis 50).
     pca : bool or "whiten"
         Reduce the input to ``initial_dims`` principal components first (and whiten them).
     initial_dims : int
@@ -79,15 +88,19 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
     epoch : int, optional
         Iterations between cost evaluations (default ``max(1, round(max_iter / 10))``).
     min_cost, tol, g2tol, tol_wait
-        Stopping rules: cost below ``min_cost``; relative cost change per iteration below ``tol``;
+        Stopping rules: cost below ``min_cost`` (None: 0, or -inf for tee under ``defaults="auto"``); relative cost change per iteration below ``tol``;
         gradient 2-norm below ``g2tol``; neither of the latter two before ``tol_wait`` iterations after
         early exaggeration ends.
     momentum, final_momentum, mom_switch_iter, eta, min_gain
-        Delta-bar-delta (``dbd``, ``ndbd``) settings (``eta="optsne"`` means ``n / exaggeration_factor``); values given in
-        ``opt`` take precedence. ``eta=None`` is 500 (the original's); on the ``sgd`` engine ``eta``
-        is the initial SGD learning rate (default 1).
+        Delta-bar-delta (``dbd``, ``ndbd``) settings; values given in ``opt`` take precedence.
+        ``eta=None`` is 500 (the original's; ``defaults="auto"``: a step that suits the method).
+        ``eta="optsne"`` is the original's ``n / exaggeration_factor``; ``eta="auto"`` is opt-SNE's
+        and openTSNE's rate in this package's gradient units, ``max(n / (4 exaggeration_factor),
+        50)`` (scikit-learn's ``learning_rate="auto"``). On the ``sgd`` engine ``eta`` is the initial
+        SGD learning rate (default 1).
     opt : str or (str, dict)
-        Optimiser, ``"dbd"`` by default (the others: ``ndbd``, ``adagrad``, ``adadelta``,
+        Optimiser, ``"dbd"`` by default (``defaults="auto"``, t-SNE: ``("dbd", {"reset_gains":
+        True})``, whose gains and momentum restart when early exaggeration ends; the others: ``ndbd``, ``adagrad``, ``adadelta``,
         ``rmsprop``, ``adam``, ``amsgrad``, ``adamax``, ``nadam``, ``steepd``, ``mom``, ``nag``,
         ``gmom``, and the line-search optimisers ``l-bfgs``, ``bfgs``, ``cg``, ``sd``, ``specd``
         with convergence options ``abs_tol``, ``rel_tol``, ``grad_tol``, ``ginf_tol``,
@@ -97,6 +110,7 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
     exaggeration_factor, stop_lying_iter, late_exaggeration_factor, start_late_lying_iter
         Early exaggeration for iterations ``1..stop_lying_iter`` and late exaggeration after
         ``start_late_lying_iter`` (factors on P in the gradient; P itself is never modified).
+        ``exaggeration_factor=None`` is 1 (``defaults="auto"``, t-SNE: 12 for 250 iterations).
     iter0_cost : bool
         Also record the cost of the initial coordinates.
     ee_mon_epoch, ee_mon_wait, ee_mon_buffer
@@ -113,8 +127,9 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         weights include the point itself; and the extras ``V``, ``beta``, ``dint`` and ``adeg*`` are
         not available (asking for them is an error). Distances and gradients are the same either way.
     n_threads
-        Accepted for compatibility with the original (numba uses all cores; set
-        ``NUMBA_NUM_THREADS`` to limit it).
+        numba threads for this run: 0 (default) all that numba may use (``NUMBA_NUM_THREADS``), N
+        at most N. Small problems run on one thread whatever it says; the result is the same for
+        every thread count.
     bh, theta, inp_kernel, nn
         The original's Barnes-Hut t-SNE: ``bh=True`` with method ``"tsne"`` runs ``engine=("bh",
         {"theta": theta})`` on a sparse P from the ``"nngaussian"`` input kernel (or
@@ -151,13 +166,20 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         Controls every random choice.
     progress : bool or callable(iteration), optional
         True shows a progress bar on stderr; a callable is called after every iteration.
+    defaults : {"smallvis", "auto"}
+        Which set of defaults fills the arguments left at None: ``"smallvis"``, the R package's (its
+        numbers are reproduced), or ``"auto"``, the modern set (:mod:`smallvis.presets`): openTSNE's
+        recipe for t-SNE, the ``sgd`` engine for largevis/umap/tumap/ncvis, a working step size for
+        every other method. What it chose is logged with ``verbose`` and kept in ``res.settings``.
+        Under ``"auto"`` a diverged run raises :class:`DivergenceError`; under ``"smallvis"`` it
+        warns and returns the last finite coordinates, with ``res.diverged`` set.
 
     Returns
     -------
     ndarray (n, k) or SmallVisResult
     """
-    with verbose_logging(verbose):
-        return _smallvis(**locals())
+    with verbose_logging(verbose), run_threads(n_threads):
+        return _smallvis(**check_arguments(locals()))
 
 
 def _resolve_extras(ret_extra):
@@ -187,7 +209,10 @@ def _prepare_input(X, *, precomputed, scale, pca, initial_dims, k, rng):
     if precomputed:
         check_distance_matrix(X)
         return InputData(X, precomputed=True), None, None, False
-    X = scale_input(X, resolve_scale(scale))
+    mode = resolve_scale(scale)
+    if mode == "absmax":
+        _warn_column_ranges(X)
+    X = scale_input(X, mode)
     whiten = isinstance(pca, str) and pca.lower().startswith("w")
     if isinstance(pca, str) and not whiten:
         raise ValueError(f"pca must be True, False or 'whiten'; got {pca!r}")
@@ -206,6 +231,31 @@ def _prepare_input(X, *, precomputed, scale, pca, initial_dims, k, rng):
     return InputData(pca_scores(X, initial_dims, rng)), initial_dims, None, True
 
 
+# absmax divides every column by one number; beyond this ratio of the widest column's range to the
+# median column's, the widest columns decide the distances (wine: 370; iris 2, digits and MNIST 1)
+RANGE_RATIO = 100.0
+
+
+def _warn_column_ranges(X: np.ndarray) -> None:
+    """Warn when absmax scaling keeps columns on very different scales (features in different
+    units): ``scale="scale"`` is then usually wanted."""
+    if X.ndim != 2 or X.shape[1] < 2 or X.shape[0] < 2:
+        return
+    ranges = np.ptp(X, axis=0)
+    varying = ranges[ranges > 0]
+    if varying.size < 2:
+        return
+    median = float(np.median(varying))
+    widest = int(np.argmax(ranges))
+    if median > 0 and ranges[widest] / median > RANGE_RATIO:
+        warnings.warn(
+            f"the input's column ranges differ widely (column {widest + 1} spans "
+            f"{ranges[widest]:.4g}, the median column {median:.4g}): scale='absmax' keeps those "
+            "differences, so the widest columns decide the distances; scale='scale' (each column to "
+            "unit variance; on the command line --scale scale) may be wanted", UserWarning,
+            stacklevel=5)
+
+
 def _build_optimizer(opt, *, eta, momentum, final_momentum, mom_switch_iter, min_gain, n,
                      exaggeration_factor):
     name, params = split_opt(opt)
@@ -214,10 +264,18 @@ def _build_optimizer(opt, *, eta, momentum, final_momentum, mom_switch_iter, min
                       mom_switch_iter=mom_switch_iter, min_gain=min_gain)
         params = {**merged, **params}
         if isinstance(params["eta"], str):
-            if params["eta"].lower() != "optsne":
-                raise ValueError(f"eta must be a positive number or 'optsne'; got {params['eta']!r}")
-            params["eta"] = n / exaggeration_factor
-            logger.info("opt-SNE learning rate: eta = %g", params["eta"])
+            rule = params["eta"].strip().lower()
+            if rule == "optsne":
+                params["eta"] = n / exaggeration_factor
+                logger.info("opt-SNE learning rate (the original's): eta = n / %g = %g",
+                            exaggeration_factor, params["eta"])
+            elif rule == "auto":
+                params["eta"] = presets.auto_eta(n, exaggeration_factor)
+                logger.info("learning rate 'auto': eta = max(n / (4 x %g), %g) = %g",
+                            exaggeration_factor, presets.ETA_FLOOR, params["eta"])
+            else:
+                raise ValueError(f"eta must be a positive number, 'auto' or 'optsne'; got "
+                                 f"{params['eta']!r}")
     return build_optimizer(name, params)
 
 
@@ -227,8 +285,11 @@ def _initial_Y(Y_init, init_name, *, data, method, state, k, rng, pca_applied, Y
         Y = check_init_matrix(Y_init, n, k)
     elif init_name == "rand":
         Y = rng.standard_normal((n, k))
-    elif init_name in ("pca", "spca"):
+    elif init_name in ("pca", "spca", "pcascaled"):
         Y = pca_init(data.X, k, precomputed=data.precomputed, already_pca=pca_applied, rng=rng)
+        if init_name == "pcascaled":  # Y_init_sdev: the first column's sd, the others in proportion
+            Y = scale_by_first_column(Y, 1e-4 if Y_init_sdev is None else float(Y_init_sdev))
+            Y_init_sdev = None
     elif init_name == "power":
         A = method.laplacian_affinity(state)
         if A is None:
@@ -254,7 +315,7 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
               eta, min_gain, opt, exaggeration_factor, stop_lying_iter, late_exaggeration_factor,
               start_late_lying_iter, iter0_cost, ee_mon_epoch, ee_mon_wait, ee_mon_buffer, tol_wait,
               ret_extra, n_threads, use_cpp, bh, theta, eps, inp_kernel, nn, verbose, metric, engine,
-              random_state, progress):
+              random_state, progress, defaults):
     start = time.perf_counter()
     rng = as_generator(random_state)
     k = _check_int("k (output dimensions)", k, 1)
@@ -263,6 +324,11 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
     from ._names import match_name
 
     precomputed = match_name(metric, ("euclidean", "precomputed"), "metric") == "precomputed"
+    defaults = presets.resolve_defaults_name(defaults)
+    name, method_params, _ = split_spec(method)
+    if perplexity is None:
+        perplexity = presets.preset_perplexity(defaults, name)
+    engine = presets.preset_engine(defaults, name, engine)
     m = build_method(method, perplexity=perplexity, eps=eps, use_cpp=bool(use_cpp))
     if bh:
         engine = _barnes_hut_tsne(m, method, engine, theta=theta, inp_kernel=inp_kernel, nn=nn)
@@ -287,6 +353,20 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
     if Y_init is not None and not isinstance(Y_init, str):
         check_init_matrix(Y_init, n, k)
     eng = resolve_engine(engine, m, n, k)
+    settings = presets.resolve(
+        defaults, m.name, n=n, stochastic=getattr(eng, "stochastic", False), method_params=method_params,
+        given=dict(Y_init=Y_init, Y_init_sdev=Y_init_sdev, max_iter=max_iter, eta=eta, opt=opt,
+                   exaggeration_factor=exaggeration_factor, stop_lying_iter=stop_lying_iter,
+                   mom_switch_iter=mom_switch_iter, min_cost=min_cost))
+    logger.info("%s", presets.describe(settings))
+    if settings.method_params:
+        method = _with_params(method, settings.method_params, eps)
+        m = build_method(method, perplexity=perplexity)
+    v = settings.values
+    Y_init, Y_init_sdev = v["Y_init"], v["Y_init_sdev"]
+    max_iter, eta, opt = v["max_iter"], v["eta"], v["opt"]
+    exaggeration_factor, stop_lying_iter = v["exaggeration_factor"], v["stop_lying_iter"]
+    mom_switch_iter, min_cost = v["mom_switch_iter"], v["min_cost"]
     eng.check(n)
     compile_secs = _warm_up(eng, m, k)
     logger.info("%s: %d points, %s input dims, method %s, engine %s", "smallvis", n,
@@ -308,13 +388,7 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
             start_late_lying_iter=start_late_lying_iter, ee_mon_epoch=ee_mon_epoch,
             ee_mon_wait=ee_mon_wait, ee_mon_buffer=ee_mon_buffer)
     out = run["out"]
-    if out.diverged:
-        warnings.warn("the optimisation diverged (non-finite coordinates or cost): try a smaller "
-                      "eta, another init, or a different optimiser", RuntimeWarning, stacklevel=3)
-    elif out.exploding:
-        warnings.warn(f"the coordinates grew beyond {driver.EXPLODING:.0e}: the step size is too "
-                      f"large for method {m.name!r}; try a smaller eta (e.g. eta=0.1 for "
-                      f"Gaussian-output methods) or another optimiser", RuntimeWarning, stacklevel=3)
+    _teach(out, m, run, defaults=defaults, data=data)
     if not want_result:
         return out.Y
     res = SmallVisResult(
@@ -322,12 +396,84 @@ def _smallvis(X, k, scale, Y_init, Y_init_sdev, perplexity, max_iter, pca, initi
         Y_init=run["init"], method=method, iter=out.iter, time_secs=time.perf_counter() - start,
         G2norm=out.G2norm, costs=run["pcost"](out.Y), opt=run["opt"],
         perplexity=_reported_perplexity(m, run["state"]), itercosts=out.itercosts, pca_dims=pca_dims,
-        whiten_dims=whiten_dims, diverged=out.diverged)
+        whiten_dims=whiten_dims, diverged=out.diverged, defaults=defaults,
+        settings=_plain_settings(settings.chosen))
     res.engine, res.compile_secs = eng.name, compile_secs
     for key, value in run.get("schedule", {}).items():
         setattr(res, key, value)
     res.extras = _collect_extras(extras, m, run["state"], data, out.Y)
     return res
+
+
+def _with_params(method, extra: dict, eps: float):
+    """``method`` as ``(name, params)`` with ``extra`` added; a bare name keeps the top-level ``eps``
+    it would have received (the original's eps rule), so only ``extra`` changes."""
+    from .methods import REGISTRY
+
+    name, params, bare = split_spec(method)
+    params = {**params, **extra}
+    if bare and "eps" in REGISTRY[name].params:
+        params.setdefault("eps", eps)
+    return (name, params)
+
+
+class DivergenceError(RuntimeError):
+    """The optimisation diverged (non-finite coordinates or cost): no picture to return."""
+
+
+def _teach(out, m, run, *, defaults, data) -> None:
+    """After a run: refuse a diverged one (``defaults="auto"``) or warn, and say what to change when
+    the coordinates exploded, the cost rose, or the layout collapsed onto a line."""
+    eta = run["opt"].get("eta")
+    step = f"eta={eta:.3g}" if isinstance(eta, (int, float)) else "the step size"
+    smaller = f"a smaller eta (e.g. eta={eta / 10:.3g})" if isinstance(eta, (int, float)) else \
+        "a smaller eta"
+    if out.diverged:
+        message = (f"the optimisation of method {m.name!r} diverged at iteration {out.diverged_at} "
+                   f"(non-finite coordinates or cost) with {step}: try {smaller}, "
+                   "Y_init='pcascaled', or opt='l-bfgs'")
+        if defaults == "auto":
+            raise DivergenceError(message)
+        warnings.warn(message + "; the last finite coordinates are returned (res.diverged is set)",
+                      RuntimeWarning, stacklevel=4)
+        return
+    if out.exploding:
+        warnings.warn(f"the coordinates grew beyond {driver.EXPLODING:.0e}: {step} is too large for "
+                      f"method {m.name!r}; try {smaller} or another optimiser", RuntimeWarning,
+                      stacklevel=4)
+    elif out.cost_rose is not None:
+        best, best_it, final = out.cost_rose
+        warnings.warn(f"the cost of method {m.name!r} rose from {best:.4g} (iteration {best_it}) to "
+                      f"{final:.4g} at the end: {step} is too large for it to settle; try {smaller} "
+                      "or more iterations", RuntimeWarning, stacklevel=4)
+    flat = degenerate_layout(out.Y)
+    if flat is not None:
+        warnings.warn(f"the embedding is nearly one-dimensional (its spread along axis 2 is {flat:.1e} "
+                      "of its spread along axis 1): if the data are not, the input's widest columns "
+                      "may dominate the distances (try scale='scale'), or the step size is too large",
+                      RuntimeWarning, stacklevel=4)
+
+
+# below this ratio of the second to the first singular value, a 2-D+ layout is a line (wine under
+# absmax scaling: 0.025; t-SNE of clustered data: 0.3 and above)
+FLAT_RATIO = 0.05
+
+
+def degenerate_layout(Y: np.ndarray) -> float | None:
+    """The ratio of the second to the first singular value of the centred ``Y`` when it is below
+    :data:`FLAT_RATIO` (a layout collapsed onto a line); None otherwise or for 1-D output."""
+    if Y.ndim != 2 or Y.shape[1] < 2 or Y.shape[0] < 3 or not np.all(np.isfinite(Y)):
+        return None
+    s = np.linalg.svd(Y - Y.mean(axis=0), compute_uv=False)
+    if s[0] == 0:
+        return None
+    ratio = s[1] / s[0]
+    return float(ratio) if ratio < FLAT_RATIO else None
+
+
+def _plain_settings(chosen: dict) -> dict:
+    """What the defaults chose, as plain values (the optimiser's ``(name, {..})`` as given)."""
+    return {key: (list(value) if isinstance(value, tuple) else value) for key, value in chosen.items()}
 
 
 def _warm_up(eng, m, k) -> float:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import os
 import sys
 import textwrap
@@ -74,6 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:
             pass
         return 0
+    except RuntimeError as err:  # DivergenceError: the run failed, no output was written
+        if type(err).__name__ != "DivergenceError":
+            raise
+        print(f"{PROG}: error: {_message(err)}", file=sys.stderr)
+        return 1
     except MemoryError as err:  # our guard's message says what to do; a real one gets a hint
         hint = str(err) or "out of memory: try fewer points, --pca N, or another --engine"
         print(f"{PROG}: error: {hint}", file=sys.stderr)
@@ -112,10 +118,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="label column of a file (name or 0-based index): colours the plot")
     add_data_dir_option(g)
     g = e.add_argument_group("initialisation and optimisation")
+    g.add_argument("--defaults", choices=("auto", "smallvis"), default="auto",
+                   help="settings for what is not given: auto (default: a good picture for every "
+                        "method; openTSNE's recipe for t-SNE, the sgd engine for umap/largevis/tumap/"
+                        "ncvis) or smallvis (the R package's defaults and numbers)")
     g.add_argument("--init", metavar="NAME",
                    help="rand (default), pca, spca, laplacian, normlaplacian, or a .npy/.csv matrix")
-    g.add_argument("--init-sdev", type=float, metavar="S", help="rescale the initial columns to sd S")
-    g.add_argument("--max-iter", type=int, metavar="N", help="iterations (epochs with --engine sgd); default 1000 (sgd: "
+    g.add_argument("--init-sdev", type=_positive_number, metavar="S", help="rescale the initial columns to sd S")
+    g.add_argument("--max-iter", type=_whole_number, metavar="N", help="iterations (epochs with --engine sgd); default 1000 (sgd: "
                    "500, or 200 above 10,000 points; ncvis 50)")
     g.add_argument("--eta", type=_number_or_name, metavar="ETA", help="learning rate or 'optsne'")
     g.add_argument("--opt", metavar="NAME",
@@ -123,9 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "adamax, nadam, steepd, mom, nag, gmom, l-bfgs, bfgs, cg, sd, specd")
     g.add_argument("--opt-param", action="append", metavar="KEY=VALUE",
                    help="optimiser parameter (repeatable)")
-    g.add_argument("--exaggeration", type=float, metavar="F", help="early exaggeration factor")
+    g.add_argument("--exaggeration", type=_positive_number, metavar="F", help="early exaggeration factor")
     g.add_argument("--stop-lying-iter", type=int, metavar="N", help="last early-exaggeration iteration")
-    g.add_argument("--late-exaggeration", type=float, metavar="F", help="late exaggeration factor")
+    g.add_argument("--late-exaggeration", type=_positive_number, metavar="F", help="late exaggeration factor")
     g.add_argument("--start-late-lying-iter", type=int, metavar="N",
                    help="iteration after which late exaggeration starts")
     g.add_argument("--engine", metavar="NAME",
@@ -133,7 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--engine-param", action="append", metavar="KEY=VALUE",
                    help="engine option, e.g. theta=0.5 (bh) or negative_sample_rate=5 (sgd); "
                         "repeatable")
-    g.add_argument("--seed", type=int, metavar="S",
+    g.add_argument("--threads", type=_whole_number, metavar="N",
+                   help="numba threads (default 0: all; the result is the same for any N)")
+    g.add_argument("--seed", type=_whole_number, metavar="S",
                    help="random seed (default: a fresh one, printed and recorded for reuse)")
     g = e.add_argument_group("output")
     g.add_argument("--plot", metavar="FILE.png", help="save a scatter plot (overwrites)")
@@ -216,6 +228,30 @@ def parse_params(items: Sequence[str] | None, option: str) -> dict:
             raise ValueError(f"{option} expects KEY=VALUE (e.g. {option} eps=1e-9); got {item!r}")
         out[key] = parse_value(value)
     return out
+
+
+def _whole_number(text: str) -> int:
+    """argparse type of --seed and --max-iter: an int >= 0 (a seed of -1 or -1 iterations would
+    otherwise reach numpy's message, or run and return the initial coordinates)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
+def _positive_number(text: str) -> float:
+    """argparse type of the exaggeration factors and --init-sdev: finite and > 0 (``nan``, ``inf``
+    and ``0`` parse as floats but mean nothing here)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
 
 
 def _number_or_name(text: str):
@@ -350,7 +386,7 @@ def _smallvis_kwargs(args) -> dict:
     simple = {"perplexity": "perplexity", "k": "k", "init_sdev": "Y_init_sdev", "scale": "scale",
               "max_iter": "max_iter", "eta": "eta", "exaggeration": "exaggeration_factor",
               "stop_lying_iter": "stop_lying_iter", "late_exaggeration": "late_exaggeration_factor",
-              "start_late_lying_iter": "start_late_lying_iter"}
+              "start_late_lying_iter": "start_late_lying_iter", "threads": "n_threads"}
     for option, name in simple.items():
         value = getattr(args, option)
         if value is not None:
@@ -365,6 +401,7 @@ def _smallvis_kwargs(args) -> dict:
         kw["pca"] = "whiten"
     if args.init is not None:
         kw["Y_init"] = _init_value(args.init)
+    kw["defaults"] = args.defaults
     return kw
 
 
@@ -412,6 +449,11 @@ def _cmd_embed(args) -> int:
     progress = not (args.quiet or args.verbose) and sys.stderr.isatty()
     res = smallvis(data.X, ret_extra=True, random_state=seed, verbose=args.verbose,
                    progress=progress, epoch_callback=callback, **kwargs)
+    if res.diverged:  # --defaults smallvis warns and returns it; the command line writes nothing
+        from .api import DivergenceError
+
+        raise DivergenceError(f"the optimisation of method {method_name(res.method)!r} diverged at "
+                              f"iteration {res.iter}: try a smaller --eta, or --defaults auto")
     if args.plot_costs is not None:
         from .plot_run import plot_costs
 
@@ -435,11 +477,28 @@ def _cmd_embed(args) -> int:
                        label_kind=data.label_kind, label_name=data.label_name)
     if out is not None:
         record = _record(args, kwargs, data, seed, res)
-        write_coordinates(out, res.Y, data.labels, data.label_name)
-        atomic_write(sidecar, lambda fh: fh.write(json.dumps(record, indent=1) + "\n"))
+        _publish(out, sidecar, res.Y, data, record, force=args.force)
     if not args.quiet:
         _report(args, data, res, seed, out, sidecar)
     return 0
+
+
+def _publish(out: Path, sidecar: Path, Y, data, record, force: bool) -> None:
+    """Write the coordinates, then the sidecar; without --force neither overwrites a file that
+    appeared during the run (two runs given one --out both pass the check before the run)."""
+    exclusive = not force
+    try:
+        write_coordinates(out, Y, data.labels, data.label_name, exclusive=exclusive)
+    except FileExistsError:
+        raise ValueError(f"{out} appeared while this run was computing (another run writing "
+                         "there?): not overwritten; use --force to overwrite") from None
+    try:
+        atomic_write(sidecar, lambda fh: fh.write(json.dumps(record, indent=1) + "\n"),
+                     exclusive=exclusive)
+    except FileExistsError:
+        out.unlink(missing_ok=True)  # ours, written a moment ago: no half result
+        raise ValueError(f"{sidecar} appeared while this run was computing (another run writing "
+                         "there?): not overwritten; use --force to overwrite") from None
 
 
 def _check_run_plots(args, kwargs, out, sidecar) -> tuple:
@@ -506,19 +565,21 @@ def plot_title(res) -> str:
     return ", ".join(parts) + f" — final cost {'~' if sgd else ''}{res.cost:.4g}"
 
 
-def write_coordinates(path: Path, Y, labels=None, label_name=None) -> None:
-    """Coordinates to ``.csv`` (header Y1..Yk, plus the label column) or ``.npy``, atomically."""
+def write_coordinates(path: Path, Y, labels=None, label_name=None, exclusive: bool = False) -> None:
+    """Coordinates to ``.csv`` (header Y1..Yk, plus the label column) or ``.npy``, atomically
+    (``exclusive``: ``FileExistsError`` rather than overwrite)."""
     import numpy as np
 
     if path.suffix.lower() == ".npy":
-        atomic_write(path, lambda fh: np.save(fh, np.asarray(Y)), binary=True)
+        atomic_write(path, lambda fh: np.save(fh, np.asarray(Y)), binary=True, exclusive=exclusive)
         return
     import pandas as pd
 
     frame = pd.DataFrame(np.asarray(Y), columns=[f"Y{j + 1}" for j in range(Y.shape[1])])
     if labels is not None:
         frame[label_name or "label"] = labels
-    atomic_write(path, lambda fh: frame.to_csv(fh, index=False, lineterminator="\n"))
+    atomic_write(path, lambda fh: frame.to_csv(fh, index=False, lineterminator="\n"),
+                 exclusive=exclusive)
 
 
 def _record(args, kwargs, data, seed, res) -> dict:
@@ -531,6 +592,7 @@ def _record(args, kwargs, data, seed, res) -> dict:
     params = {name: p.default for name, p in inspect.signature(smallvis).parameters.items()
               if name not in _NOT_PARAMETERS}
     params.update(kwargs)
+    params.update(res.settings)  # what --defaults auto chose
     params["random_state"] = seed
     if "Y_init" in kwargs and not isinstance(kwargs["Y_init"], str):
         params["Y_init"] = f"matrix from {args.init}"

@@ -16,8 +16,8 @@ import os
 import sys
 from pathlib import Path
 
-from .cli import (_load_input, _number_or_name, add_data_dir_option, add_talk_options,
-                  parse_value)
+from .cli import (_load_input, _number_or_name, _whole_number, add_data_dir_option,
+                  add_talk_options, parse_value)
 from .metrics import METRIC_K
 
 
@@ -42,10 +42,10 @@ def add_compare_parser(sub) -> None:
     c.add_argument("--perplexity", type=_number_or_name, metavar="P",
                    help="perplexity (neighbour count for kNN methods) of every method; default: "
                         "each method's")
-    c.add_argument("--max-iter", type=int, metavar="N", help="iterations of every method; default "
+    c.add_argument("--max-iter", type=_whole_number, metavar="N", help="iterations of every method; default "
                    "each method's (1000; epochs on the sgd engine)")
     c.add_argument("--engine", metavar="NAME", help="engine of every method (default auto)")
-    c.add_argument("--seed", type=int, metavar="S",
+    c.add_argument("--seed", type=_whole_number, metavar="S",
                    help="random seed of every run (default: a fresh one, printed and recorded)")
     c.add_argument("--labels", metavar="COLUMN",
                    help="label column of a file (name or 0-based index): colours the plot")

@@ -13,7 +13,10 @@ input (grid, input, output folder, scheduler), 130 when interrupted (finished ru
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from .cli import _load_input, add_data_dir_option, add_talk_options
@@ -106,11 +109,12 @@ def run_sweep(args) -> int:
             print(line, flush=True)
 
     try:
-        table = sweep(data.X, grid, out, labels=data.labels, n_jobs=args.jobs,
-                      scheduler=args.scheduler, connect_timeout=args.connect_timeout,
-                      resume=not args.no_resume, force=args.force, plot=not args.no_plot,
-                      verbose=args.verbose, report=report, label_name=data.label_name,
-                      name=name)
+        with _terminate_on_sigterm(out):
+            table = sweep(data.X, grid, out, labels=data.labels, n_jobs=args.jobs,
+                          scheduler=args.scheduler, connect_timeout=args.connect_timeout,
+                          resume=not args.no_resume, force=args.force, plot=not args.no_plot,
+                          verbose=args.verbose, report=report, label_name=data.label_name,
+                          name=name)
     except ImportError as err:  # dask.distributed missing
         raise ValueError(str(err)) from None
     failed = table[table["status"] == "error"]
@@ -129,6 +133,27 @@ def run_sweep(args) -> int:
     for row in failed.itertuples():
         print(f"smallvis: run {row.id} failed: {row.error}", file=sys.stderr)
     return 1 if len(failed) else 0
+
+
+@contextlib.contextmanager
+def _terminate_on_sigterm(out: Path):
+    """SIGTERM (a time limit, SLURM, ``docker stop``) ends the sweep as Ctrl-C does: the workers
+    are killed, the lock released, finished runs kept; exit status 143 (128 + SIGTERM). Python's
+    default would end this process alone and leave the workers running."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        print(f"smallvis: terminated (SIGTERM): finished runs are kept in {out}", file=sys.stderr,
+              flush=True)
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _print_table(table, limit: int = 50) -> None:

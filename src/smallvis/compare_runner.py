@@ -240,7 +240,9 @@ def _run(X, name: str, settings: dict, seed, progress):
     finite = bool(np.isfinite(Y).all())
     exploded = finite and Y.size > 0 and float(np.abs(Y).max()) > EXPLODING
     status = "diverged" if res.diverged or not finite or exploded else "ok"
-    res.metrics = compute_metrics(X, Y, **_pbic_inputs(res)) if finite else {"k": METRIC_K}
+    # a diverged run's last finite coordinates may be too large for distances: no metrics
+    res.metrics = (compute_metrics(X, Y, **_pbic_inputs(res)) if status == "ok"
+                   else {"k": METRIC_K})
     k = res.metrics["k"]
     row = {"method": name, "status": status, "cost": res.cost, "iterations": res.iter,
            "seconds": seconds}

@@ -45,8 +45,12 @@ class RunOutcome:
     stop_lying_iter: int = 0
     start_late_lying_iter: int = 0
     stages_used: tuple = ()
-    diverged: bool = False
+    diverged: bool = False  # Y is then the last finite coordinates, from iteration diverged_at - 1
     exploding: bool = False  # coordinates grew beyond EXPLODING (finite, but not a usable picture)
+    diverged_at: int | None = None
+    # (lowest cost, its iteration, final cost) when the cost of the last stage ended clearly above
+    # its lowest value: the step size is too large to settle
+    cost_rose: tuple | None = None
 
 
 # coordinates this large mean the step size is far too big for the method (e.g. t-SNE's eta = 200
@@ -105,19 +109,26 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
     G2 = None
     it = 0
     diverged = exploding = False
+    diverged_at = None
+    finite_Y = Y
+    stage_costs: list[tuple[int, float]] = []  # (iteration, cost) of the current stage
     while it < max_iter:
         it += 1
         step = optimizer.step(objective, Y, it)
         Y, G2 = step.Y, float(np.sqrt(np.sum(step.G**2)))
         if stages[stage] == "early" and it == stop_lying_iter:
             objective.exaggeration = 1.0
+            if hasattr(optimizer, "end_exaggeration"):
+                optimizer.end_exaggeration(it)
             stage += 1
+            stage_costs = []
             epoch, tol = saved_epoch, saved_tol
             logger.info("Iter %d: early exaggeration off", it)
         if stage < len(stages) - 1 and stages[stage + 1] == "late" and stages[stage] == "opt" \
                 and it == start_late:
             objective.exaggeration = s.late_exaggeration_factor
             stage += 1
+            stage_costs = []
             logger.info("Iter %d: late exaggeration on (x%g)", it, s.late_exaggeration_factor)
         if step.converged:
             max_iter = it
@@ -127,9 +138,10 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
         if on_iteration is not None:
             on_iteration(it)
         if not np.all(np.isfinite(Y)):
-            diverged = True
-            logger.warning("Iter %d: the embedding diverged (non-finite coordinates)", it)
+            diverged, diverged_at, Y = True, it, finite_Y
+            logger.info("Iter %d: the embedding diverged (non-finite coordinates)", it)
             break
+        finite_Y = Y
         if it % epoch != 0 and it != max_iter:
             continue
 
@@ -147,9 +159,10 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
         if s.record:
             itercosts[it] = cost
         if not math.isfinite(cost):
-            diverged = True
-            logger.warning("Iter %d: the cost is not finite; the optimisation diverged", it)
+            diverged, diverged_at = True, it
+            logger.info("Iter %d: the cost is not finite; the optimisation diverged", it)
             break
+        stage_costs.append((it, cost))
 
         stop = cost < s.min_cost
         past_wait = it > stop_lying_iter + s.tol_wait or stages[stage] != "opt"
@@ -186,4 +199,26 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
     return RunOutcome(Y=recentre(Y), iter=it, G2norm=G2, itercosts=itercosts,
                       stop_lying_iter=stop_lying_iter, start_late_lying_iter=start_late,
                       stages_used=tuple(stages[: stage + 1]), diverged=diverged,
-                      exploding=exploding)
+                      exploding=exploding, diverged_at=diverged_at,
+                      cost_rose=None if diverged or stages[stage] != "opt" else
+                      cost_rise(stage_costs))
+
+
+# the final cost of a stage this far above the stage's lowest (relative to its size) is not noise
+COST_RISE = 0.05
+MIN_SPAN = 100  # iterations: a shorter stage is still finding its way
+
+
+def cost_rise(costs: list[tuple[int, float]]) -> tuple | None:
+    """``(lowest, its iteration, final)`` when the final cost of the last stage lies more than 5 % of
+    the lowest's magnitude above the lowest cost of the stage's second half, else None. A settling run
+    descends there (t-SNE's cost may climb early on, while clusters form); a step size that is too
+    large makes it climb back or oscillate."""
+    if len(costs) < 6 or costs[-1][0] - costs[0][0] < MIN_SPAN:
+        return None
+    late = costs[len(costs) // 2:]
+    best_it, best = min(late, key=lambda c: c[1])
+    final = late[-1][1]
+    if final - best > COST_RISE * abs(best) and final - best > 1e-12:
+        return best, best_it, final
+    return None

@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_non_negative, validate_data
 
-from .api import smallvis
+from .api import DivergenceError, smallvis
 from .methods import EPS
 from .input.preprocess import is_dataframe, numeric_columns
 
@@ -24,9 +24,13 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     """Neighbour embedding (t-SNE and its relatives) as a scikit-learn estimator.
 
     A thin wrapper over :func:`smallvis.smallvis`: ``fit(X)`` runs
-    ``smallvis(X, **self.get_params(), ret_extra=True)``. Like scikit-learn's ``TSNE`` it embeds the
-    points it is fitted on and cannot place new ones, so it has ``fit`` and ``fit_transform`` but no
-    ``transform``.
+    ``smallvis(X, **self.get_params(), ret_extra=True)``, with one difference of default:
+    ``defaults="auto"``, the modern settings (:mod:`smallvis.presets`: openTSNE's recipe for t-SNE,
+    the ``sgd`` engine for umap/largevis/tumap/ncvis, a step size that works for every other method)
+    instead of the R package's; ``defaults="smallvis"`` gives the original's numbers. A run that
+    diverges raises :class:`smallvis.DivergenceError` rather than returning a broken embedding. Like
+    scikit-learn's ``TSNE`` it embeds the points it is fitted on and cannot place new ones, so it has
+    ``fit`` and ``fit_transform`` but no ``transform``.
 
     Parameters
     ----------
@@ -35,7 +39,7 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         e.g. ``("largevis", {"gamma": 1})``.
     %(shared)s
         Every other parameter of :func:`smallvis.smallvis` (all but ``X`` and ``ret_extra``), with the
-        same name, default and meaning; see its documentation. They are stored as given and checked
+        same name, default and meaning (but ``defaults``, ``"auto"`` here); see its documentation. They are stored as given and checked
         when ``fit`` runs. ``metric="precomputed"`` takes a square distance matrix as ``X``.
 
     Attributes
@@ -71,13 +75,13 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
 
     def __init__(self, method="tsne", *, k=2, scale="absmax", Y_init=None, Y_init_sdev=None,
                  perplexity=None, max_iter=None, pca=False, initial_dims=50, epoch_callback=None,
-                 epoch=None, min_cost=0.0, tol=1e-7, g2tol=None, momentum=0.5, final_momentum=0.8,
-                 mom_switch_iter=None, eta=None, min_gain=0.01, opt="dbd", exaggeration_factor=1.0,
+                 epoch=None, min_cost=None, tol=1e-7, g2tol=None, momentum=0.5, final_momentum=0.8,
+                 mom_switch_iter=None, eta=None, min_gain=0.01, opt=None, exaggeration_factor=None,
                  stop_lying_iter=None, late_exaggeration_factor=1.0, start_late_lying_iter=None,
                  iter0_cost=False, ee_mon_epoch=None, ee_mon_wait=15, ee_mon_buffer=2, tol_wait=15,
                  n_threads=0, use_cpp=False, bh=False, theta=1.0, eps=EPS, inp_kernel=None, nn=None,
                  verbose=False, metric="euclidean", engine="auto", random_state=None,
-                 progress=False):
+                 progress=False, defaults="auto"):
         # store every parameter as given, under its own name (sklearn's get_params reads them back)
         for name, value in locals().items():
             if name != "self":
@@ -104,7 +108,11 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
                           ensure_min_samples=MIN_SAMPLES)
         if _is_precomputed(self.metric):  # the check sklearn's positive_only tag asks for
             check_non_negative(X, "SmallVis.fit with metric='precomputed' (distances)")
-        self.result_ = smallvis(X, ret_extra=True, **self.get_params(deep=False))
+        result = smallvis(X, ret_extra=True, **self.get_params(deep=False))
+        if result.diverged:  # defaults="smallvis" returns it with a warning; an estimator does not
+            raise DivergenceError(f"the optimisation of method {result.method!r} diverged: try a "
+                                  "smaller eta, or defaults='auto'")
+        self.result_ = result
         self.embedding_ = self.result_.Y
         self.n_iter_ = self.result_.iter
         self.cost_ = self.result_.cost

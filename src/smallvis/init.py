@@ -1,5 +1,6 @@
 """Output initialisation (spec smallvis-R.md §6): rand, pca, spca, laplacian, normlaplacian, a matrix;
-and power, NCVis's power-iteration initialisation (spec ncvis.md).
+power, NCVis's power-iteration initialisation (spec ncvis.md); and pcascaled, the PCA start of
+openTSNE and scikit-learn (the modern defaults' init for gradient methods).
 
 Spectral initialisations are component-aware: on a disconnected affinity graph (or if the eigensolver
 does not converge) they fall back to PCA scaled to unit-norm columns and log why, instead of hanging or
@@ -14,7 +15,8 @@ from ._logging import logger
 from ._names import match_name
 from .input.preprocess import pca_scores
 
-INITS = ("rand", "pca", "spca", "laplacian", "normlaplacian", "power")
+INITS = ("rand", "pca", "spca", "laplacian", "normlaplacian", "power", "pcascaled")
+PCASCALED_SDEV = 1e-4  # the first column's standard deviation after scaling
 DENSE_EIGEN_LIMIT = 3000
 
 
@@ -31,6 +33,15 @@ def rescale(Y: np.ndarray, sdev: float) -> np.ndarray:
     sd = Y.std(axis=0, ddof=1)
     sd[sd == 0] = 1.0
     return Y / (sd / sdev)
+
+
+def scale_by_first_column(Y: np.ndarray, sdev: float = PCASCALED_SDEV) -> np.ndarray:
+    """Centre ``Y`` and divide every column by the first column's (population) standard deviation,
+    times ``sdev``: openTSNE's and scikit-learn's PCA start. Unlike ``spca`` (each column to sd
+    1e-4), the columns keep their relative spread, so the start shows the data's aspect ratio."""
+    Y = Y - Y.mean(axis=0)
+    sd = Y[:, 0].std()
+    return Y if sd == 0 else Y * (sdev / sd)
 
 
 def check_init_matrix(Y, n: int, k: int) -> np.ndarray:

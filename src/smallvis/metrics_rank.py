@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._logging import logger
+from .input.distances import shift_origin
 
 RANK_MAX_N = 5000  # the rank metrics' default limit: beyond it, a fixed random subsample
 RANK_SEED = 0  # the subsample's seed
@@ -70,6 +71,7 @@ def _corank(X: np.ndarray, Y: np.ndarray, k: int | None) -> tuple[np.ndarray, fl
     ``sum_{r^X_ij <= k < r^Y_ij} (r^Y_ij - k)`` (0 when ``k`` is None).
     """
     n = X.shape[0]
+    X, Y = shift_origin(X), shift_origin(Y)  # expanded distances keep precision under offsets
     sqx, sqy = np.einsum("ij,ij->i", X, X), np.einsum("ij,ij->i", Y, Y)
     counts = np.zeros(n, dtype=np.int64)
     intrusion = extrusion = 0

@@ -101,8 +101,10 @@ def plot_embedding(Y, labels=None, title=None, path=None, ax=None, *, label_kind
     Parameters
     ----------
     Y : array (n, k)
-        Coordinates. k = 1 is drawn as a strip with vertical jitter; for k >= 3 the first two
-        dimensions are drawn and the title says so.
+        Coordinates. k = 1 is drawn as a strip with vertical jitter, one row per class when there
+        are at most ``MAX_STRIP_CLASSES`` classes (so that overlapping classes stay visible); for
+        k >= 3 three panels show the pairs of dimensions 1-2, 1-3 and 2-3 (beyond 3 the title
+        says these are dims 1-3 of k), or, drawing into a given ``ax``, dims 1-2 only.
     labels : array (n,), optional
         Classes (distinct colours and a legend) or a continuous value (a colour map and a colour bar),
         see :func:`infer_label_kind`. Without labels all points have one colour.
@@ -135,21 +137,53 @@ def plot_embedding(Y, labels=None, title=None, path=None, ax=None, *, label_kind
         if labels.shape != (n,):
             raise ValueError(f"labels must have one entry per point ({n}); got shape {labels.shape}")
     kind = infer_label_kind(labels, label_kind)
+    if k >= 3 and ax is None:
+        return _save(_pairs_figure(Y, labels, kind, title, label_name, legend, dpi), path, dpi)
     if ax is None:
         from matplotlib.figure import Figure
 
-        fig = Figure(figsize=_figure_size(Y, kind), dpi=dpi, layout="constrained")
+        fig = Figure(figsize=_figure_size(Y, kind, labels), dpi=dpi, layout="constrained")
         ax = fig.add_subplot()
     else:
         fig = ax.figure
+    rows = None
     if k == 1:
-        x, y = Y[:, 0], np.random.default_rng(0).uniform(-1.0, 1.0, n)
-        ax.set_ylim(-1.8, 1.8)
-        note = "1-D, vertical jitter"
+        x, (y, note, rows) = Y[:, 0], _strip(labels, kind, n, ax)
     else:
         x, y = Y[:, 0], Y[:, 1]
         ax.set_aspect("equal", adjustable="datalim")
         note = f"dims 1-2 of {k}" if k > 2 else None
+    _draw(fig, ax, x, y, labels, kind, label_name, legend)
+    if rows is not None:  # name the class rows of a 1-D strip on the left
+        ax.set_yticks(-np.arange(len(rows)), rows, fontsize=8)
+        ax.tick_params(axis="y", length=0)
+    full = " ".join(p for p in (title, f"({note})" if note else None) if p)
+    if full:
+        ax.set_title(full, fontsize=10)
+    return _save(fig, path, dpi)
+
+
+MAX_STRIP_CLASSES = 12  # a 1-D embedding gets one row per class up to this many classes
+PAIRS = ((0, 1), (0, 2), (1, 2))  # the panels of a 3-D (or higher) embedding
+
+
+def _strip(labels, kind, n, ax):
+    """Vertical positions for a 1-D embedding: jitter, in one row per class when the classes are
+    few, else in one band. Returns ``(y, note, row names or None)``."""
+    jitter = np.random.default_rng(0).uniform(-1.0, 1.0, n)
+    cats = _categories(labels) if kind == "class" else []
+    if not 1 < len(cats) <= MAX_STRIP_CLASSES:
+        ax.set_ylim(-1.8, 1.8)
+        return jitter, "1-D, vertical jitter", None
+    row = {str(c): i for i, c in enumerate(cats)}
+    y = -np.array([row[str(v)] for v in labels], dtype=np.float64) + 0.3 * jitter
+    ax.set_ylim(-len(cats) + 0.4, 0.6)
+    return y, "1-D, one row per class", [_fmt(c) for c in cats]
+
+
+def _draw(fig, ax, x, y, labels, kind, label_name, legend):
+    """The scatter itself on a bare Axes (no ticks or frame: embedding coordinates have no units)."""
+    n = len(x)
     order = np.random.default_rng(0).permutation(n)  # no class is drawn systematically on top
     style = dict(s=marker_size(n), linewidths=0, alpha=0.85 if n < 5000 else 0.6, rasterized=n > 20000)
     if kind == "class":
@@ -162,10 +196,56 @@ def plot_embedding(Y, labels=None, title=None, path=None, ax=None, *, label_kind
     ax.set_yticks([])
     for spine in ax.spines.values():
         spine.set_visible(False)
+
+
+def _pairs_figure(Y, labels, kind, title, label_name, legend, dpi):
+    """A 3-D (or higher) embedding as three panels, dims 1-2, 1-3 and 2-3, one shared legend: the
+    first two dimensions alone hide whatever the third separates."""
+    from matplotlib.figure import Figure
+
+    k = Y.shape[1]
+    fig = Figure(figsize=(12.0, 4.2), dpi=dpi, layout="constrained")
+    axes = fig.subplots(1, len(PAIRS))
+    for ax, (i, j) in zip(axes, PAIRS):
+        ax.set_aspect("equal", adjustable="datalim")
+        _draw(fig, ax, Y[:, i], Y[:, j], labels, kind, label_name, legend=False)
+        ax.set_xlabel(f"dim {i + 1}", fontsize=9)
+        ax.set_ylabel(f"dim {j + 1}", fontsize=9)
+        for spine in ax.spines.values():  # a light frame tells the three panels apart
+            spine.set_visible(True)
+            spine.set_color("#d0d0d0")
+    if legend:
+        _shared_legend(fig, axes, labels, kind, label_name)
+    note = f"dims 1-3 of {k}" if k > 3 else None
     full = " ".join(p for p in (title, f"({note})" if note else None) if p)
     if full:
-        ax.set_title(full, fontsize=10)
-    return _save(fig, path, dpi)
+        fig.suptitle(full, fontsize=10)
+    return fig
+
+
+def _shared_legend(fig, axes, labels, kind, label_name=None):
+    """One legend (classes) or colour bar (continuous) for a figure of several panels."""
+    if kind == "class":
+        from matplotlib.lines import Line2D
+
+        cats = _categories(np.asarray(labels))
+        if len(cats) <= MAX_LEGEND_CLASSES:
+            colours = categorical_colours(len(cats))
+            handles = [Line2D([], [], marker="o", linestyle="", markersize=5, markeredgewidth=0,
+                              color=colours[i], label=_fmt(c)) for i, c in enumerate(cats)]
+            fig.legend(handles=handles, title=label_name, loc="outside right center",
+                       frameon=False, fontsize=8, title_fontsize=8)
+    elif kind == "continuous":
+        from matplotlib.cm import ScalarMappable
+        from matplotlib.colors import Normalize
+
+        values = _as_float(labels)
+        finite = values[np.isfinite(values)]
+        sm = ScalarMappable(Normalize(finite.min(), finite.max()), cmap="viridis")
+        bar = fig.colorbar(sm, ax=list(axes), shrink=0.6)
+        bar.outline.set_visible(False)
+        if label_name:
+            bar.set_label(label_name, fontsize=8)
 
 
 def plot_grid(panels, labels=None, path=None, *, ncols: int | None = None, label_kind="auto",
@@ -209,31 +289,16 @@ def plot_grid(panels, labels=None, path=None, *, ncols: int | None = None, label
         ax.set_title(title, fontsize=9)
     for ax in axes[len(panels):]:
         ax.set_axis_off()
-    if kind == "class":
-        from matplotlib.lines import Line2D
-
-        cats = _categories(np.asarray(labels))
-        if len(cats) <= MAX_LEGEND_CLASSES:
-            colours = categorical_colours(len(cats))
-            handles = [Line2D([], [], marker="o", linestyle="", markersize=5, markeredgewidth=0,
-                              color=colours[i], label=_fmt(c)) for i, c in enumerate(cats)]
-            fig.legend(handles=handles, loc="outside right center", frameon=False, fontsize=8)
-    elif kind == "continuous":
-        from matplotlib.cm import ScalarMappable
-        from matplotlib.colors import Normalize
-
-        values = _as_float(labels)
-        finite = values[np.isfinite(values)]
-        sm = ScalarMappable(Normalize(finite.min(), finite.max()), cmap="viridis")
-        bar = fig.colorbar(sm, ax=list(axes), shrink=0.6)
-        bar.outline.set_visible(False)
+    _shared_legend(fig, axes, labels, kind)
     return _save(fig, path, dpi)
 
 
-def _figure_size(Y: np.ndarray, kind: str) -> tuple[float, float]:
-    """Width 6.4 in; the height follows the data's aspect ratio (clipped) so little space is wasted."""
+def _figure_size(Y: np.ndarray, kind: str, labels=None) -> tuple[float, float]:
+    """Width 6.4 in; the height follows the data's aspect ratio (clipped) so little space is wasted
+    (a 1-D strip: 2.2 in, or about 0.45 in per class row)."""
     if Y.shape[1] == 1:
-        return 6.4, 2.2
+        rows = len(_categories(labels)) if kind == "class" else 1
+        return 6.4, (round(0.9 + 0.45 * rows, 2) if 1 < rows <= MAX_STRIP_CLASSES else 2.2)
     finite = Y[np.all(np.isfinite(Y[:, :2]), axis=1), :2]
     spans = np.ptp(finite, axis=0) if len(finite) else np.ones(2)
     ratio = float(np.clip(spans[1] / spans[0], 0.6, 1.3)) if spans[0] > 0 else 1.0

@@ -39,6 +39,8 @@ class SmallVisResult:
     diverged: bool = False
     engine: str | None = None
     compile_secs: float = 0.0
+    defaults: str = "smallvis"  # the set of defaults that filled the unset arguments
+    settings: dict = field(default_factory=dict)  # what defaults="auto" chose
     extras: dict = field(default_factory=dict)
 
     def __getattr__(self, name):

@@ -40,7 +40,10 @@ def run_one(X, spec: dict) -> dict:
         res = api.smallvis(X, ret_extra=True, random_state=spec["seed"], **spec["kwargs"])
         Y = np.asarray(res.Y)
         finite = bool(np.isfinite(Y).all())
-        metrics = (compute_metrics(X, Y, METRIC_K, which=SWEEP_METRICS) if finite
+        exploded = finite and Y.size > 0 and float(np.abs(Y).max()) > EXPLODING
+        # a diverged run's last finite coordinates may be too large for distances: no metrics
+        usable = finite and not exploded and not res.diverged
+        metrics = (compute_metrics(X, Y, METRIC_K, which=SWEEP_METRICS) if usable
                    else {"k": METRIC_K})
     except Exception as err:  # noqa: BLE001 - recorded, the sweep goes on
         message = " ".join(str(err).split()) or type(err).__name__
@@ -49,7 +52,6 @@ def run_one(X, spec: dict) -> dict:
     result = res.to_dict()
     for bulky in ("Y", "costs", "itercosts", "metrics"):
         result.pop(bulky, None)
-    exploded = finite and Y.size > 0 and float(np.abs(Y).max()) > EXPLODING
     diverged = res.diverged or not finite or exploded
     why = (f"the coordinates grew beyond {EXPLODING:.0e} (step size too large)" if exploded
            else "the optimisation diverged")
@@ -72,9 +74,12 @@ def _failure(err: BaseException) -> dict:
 _WORKER_X = None
 
 
-def _pool_init(data_path: str, threads: int) -> None:
-    """Load the data once per worker and take this worker's share of the CPUs."""
+def _pool_init(data_path: str, threads: int, parent_pid: int) -> None:
+    """Tie the worker's life to the sweep's, load the data once and take a share of the CPUs."""
     global _WORKER_X
+    from ._pool_safety import die_with_parent
+
+    die_with_parent(parent_pid)
     _WORKER_X = np.load(data_path)
     limit_threads(threads)
 
@@ -83,28 +88,29 @@ def _pool_task(spec: dict) -> dict:
     return run_one(_WORKER_X, spec)
 
 
-def run_pool(X, runs, n_jobs: int):
+def run_pool(X, runs, n_jobs: int, scratch=None):
     """Runs on ``n_jobs`` spawned processes, yielded as they finish.
 
-    The data reach the workers through a temporary ``.npy`` file (removed at the end), not through
-    the pipe that starts them: a worker that dies while starting (a script without an
-    ``if __name__ == "__main__":`` guard) then breaks the pool instead of blocking it.
+    The data reach the workers through a file (see :func:`~smallvis._pool_safety.shared_array`:
+    unnamed on Linux, else hidden in ``scratch`` and removed at the end), not through the pipe that
+    starts them: a worker that dies while starting (a script without an
+    ``if __name__ == "__main__":`` guard) then breaks the pool instead of blocking it. The workers
+    die with this process, and leaving early (an error, Ctrl-C, SIGTERM turned into an exception)
+    kills them rather than letting their runs finish.
     """
     if not runs:
         return
     import multiprocessing
-    import tempfile
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    from pathlib import Path
+
+    from ._pool_safety import shared_array, terminate_workers
 
     n_jobs = min(n_jobs, len(runs))
     threads = worker_threads(n_jobs)
-    fd, data_path = tempfile.mkstemp(prefix="smallvis-sweep-", suffix=".npy")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.save(fh, X)
+    with shared_array(X, scratch) as data_path:
         pool = ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=_pool_init, initargs=(data_path, threads))
+                                   initializer=_pool_init,
+                                   initargs=(data_path, threads, os.getpid()))
         try:
             futures = {pool.submit(_pool_task, run_spec(run)): run for run in runs}
             for future in as_completed(futures):
@@ -114,11 +120,9 @@ def run_pool(X, runs, n_jobs: int):
                     outcome = _failure(err)
                 yield futures[future], outcome
         except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
+            terminate_workers(pool)
             raise
         pool.shutdown(wait=True)
-    finally:
-        Path(data_path).unlink(missing_ok=True)
 
 
 def connect(scheduler, timeout: float):
@@ -137,6 +141,7 @@ def connect(scheduler, timeout: float):
                          f"distributed.Client; got {scheduler!r}")
     if isinstance(timeout, bool) or not timeout > 0:
         raise ValueError(f"the connection timeout must be a positive number of seconds; got {timeout!r}")
+    _check_address(scheduler)
     try:
         client = Client(scheduler, timeout=timeout, set_as_default=False)
     except ValueError as err:  # e.g. an unknown address scheme
@@ -151,6 +156,23 @@ def connect(scheduler, timeout: float):
         raise ConnectionError(f"the Dask scheduler at {scheduler} has no workers (waited "
                               f"{timeout:g} s); nothing was written") from err
     return client, True
+
+
+def _check_address(scheduler: str) -> None:
+    """Refuse a malformed address before a ``Client`` exists: one that fails in its constructor
+    cannot be closed, and its finaliser then hangs the exit for 20 s and prints a traceback."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import get_backend
+
+    try:
+        scheme, location = parse_address(scheduler.strip())
+        get_backend(scheme)
+        if scheme in ("tcp", "tls"):
+            parse_host_port(location)
+    except ValueError as err:
+        message = " ".join(str(err).split())
+        raise ValueError(f"Dask scheduler address {scheduler!r}: {message} (expected e.g. "
+                         "tcp://host:8786)") from None
 
 
 def address(client) -> str:

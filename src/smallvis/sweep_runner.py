@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ._files import atomic_write, jsonable
+from ._folder_lock import LOCK_NAME, FolderLock
 from ._logging import logger, verbose_logging
 from ._parallel import resolve_jobs
 from ._version import __version__
@@ -109,7 +110,28 @@ def _sweep(X, grid, out_dir, *, labels, label_name, name, n_jobs, scheduler, con
                    "sha256": hashlib.sha256(X.tobytes()).hexdigest()}
     out = Path(out_dir)
     _check_folder(out, fingerprint, force)
-    client, owned = connect(scheduler, connect_timeout)  # before anything is written
+    lock = FolderLock(out) if out.is_dir() else None  # a busy folder is refused before connecting
+    try:
+        client, owned = connect(scheduler, connect_timeout)  # before anything is written
+        try:
+            if lock is None:
+                out.mkdir(parents=True, exist_ok=True)
+                lock = FolderLock(out)
+            _check_folder(out, fingerprint, force)  # again: another sweep may have written
+        except BaseException:
+            if owned:
+                client.close()
+            raise
+        return _run(out, X, grid, runs, fingerprint, name, labels, label_kind, label_name, n_jobs,
+                    client, owned, resume, plot, report)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _run(out, X, grid, runs, fingerprint, name, labels, label_kind, label_name, n_jobs, client,
+         owned, resume, plot, report):
+    """The sweep proper, in a folder this process holds."""
     try:
         runs_dir = out / "runs"
         runs_dir.mkdir(parents=True, exist_ok=True)
@@ -128,7 +150,7 @@ def _sweep(X, grid, out_dir, *, labels, label_name, name, n_jobs, scheduler, con
         if client is not None:
             outcomes = run_dask(client, X, todo)
         elif n_jobs > 1:
-            outcomes = run_pool(X, todo, n_jobs)
+            outcomes = run_pool(X, todo, n_jobs, scratch=out)
         else:
             outcomes = ((run, run_one(X, run_spec(run))) for run in todo)
         with contextlib.closing(outcomes):  # an interrupt stops the workers at once
@@ -182,7 +204,7 @@ def _check_folder(out: Path, fingerprint: dict, force: bool) -> None:
         return
     manifest = out / MANIFEST
     if not manifest.exists():
-        if any(out.iterdir()):
+        if any(not _ours(path.name) for path in out.iterdir()):
             raise ValueError(f"sweep output {out} is not empty and holds no sweep ({MANIFEST} "
                              "missing): choose another output folder, or force (--force) to write "
                              "into it")
@@ -200,6 +222,12 @@ def _check_folder(out: Path, fingerprint: dict, force: bool) -> None:
             + (", other values" if same_shape else "")
             + f"; this one is {fingerprint['n']} x {fingerprint['dims']}): choose another output "
             "folder, or force (--force) to recompute there")
+
+
+def _ours(name: str) -> bool:
+    """A file a sweep keeps in its folder while it runs (the lock, the workers' input elsewhere
+    than Linux), not something the user put there."""
+    return name == LOCK_NAME or name.startswith(".smallvis-input-")
 
 
 def _finished(runs, runs_dir: Path, fingerprint: dict, resume: bool):

@@ -129,15 +129,6 @@ def _open_text(path: Path):
     return opener(path, "rb")
 
 
-def _decode(data: bytes, path: Path) -> str:
-    if b"\x00" in data:
-        raise ValueError(f"cannot read {path}: it looks like a binary file, not delimited text")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return data.decode("latin-1")
-
-
 def _sniff(lines: list[str]) -> tuple[str, int, int]:
     """(delimiter, fields in the first line, fields in the other lines) from the first non-blank lines.
 
@@ -165,58 +156,194 @@ def _sniff(lines: list[str]) -> tuple[str, int, int]:
     return r"\s+", len(first.split()), n
 
 
-def _read_text(path: Path):
-    """DataFrame of float columns (numeric) and object columns (text), and the file line numbers."""
-    import pandas as pd
+HEAD_LINES = 50  # lines the delimiter and the header are decided from (checked on all rows after)
+_HEAD_CHUNK = 1 << 16
+_HEAD_LIMIT = 1 << 24
 
+
+def _read_head(path: Path) -> tuple[list[str], int, str]:
+    """The first ``HEAD_LINES + 1`` non-blank lines (decoded), how many file lines precede the first
+    of them, and the encoding that decodes them. Only the start of the file is read: the full read
+    is pandas' (its C parser reads a file far faster, and in far less memory, than Python)."""
+    data = b""
     try:
         with _open_text(path) as fh:
-            text = _decode(fh.read(), path)
+            while len(data) < _HEAD_LIMIT:
+                chunk = fh.read(_HEAD_CHUNK)
+                data += chunk
+                if not chunk or sum(1 for x in data.splitlines() if x.strip()) > HEAD_LINES + 1:
+                    break
     except (OSError, EOFError, lzma.LZMAError) as err:
         raise ValueError(f"cannot read {path}: {err}") from None
-    all_lines = text.splitlines()
-    nonblank = [line for line in all_lines if line.strip()]
-    if not nonblank:
-        raise ValueError(f"{path} is empty")
-    sep, n_first, n_rest = _sniff(nonblank[:50])
-    short_header = n_first == n_rest - 1  # write.table: the header has no name for the row names
-    lines = [i + 1 for i, line in enumerate(all_lines) if line.strip()]
-    body = "\n".join(nonblank[1:] if short_header else nonblank)
+    if b"\x00" in data:
+        raise ValueError(f"cannot read {path}: it looks like a binary file, not delimited text")
     try:
-        raw = pd.read_csv(io.StringIO(body), sep=sep, header=None, dtype=str,
-                          skipinitialspace=True, engine="python" if sep == "|" else "c")
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as err:
-        msg = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
-        raise ValueError(f"cannot parse {path} as a table (delimiter {sep!r}): {msg}") from None
-    raw = raw.apply(lambda col: col.str.strip())
-    if short_header:
-        head, has_header, lines = ["", *_split(nonblank[0], sep)], True, lines[1:]
+        text, encoding = data.decode("utf-8-sig"), "utf-8-sig"
+    except UnicodeDecodeError as err:
+        # a multi-byte character cut at the end of the chunk is fine; anything else is not UTF-8
+        if err.start >= len(data) - 4 and err.reason == "unexpected end of data":
+            text, encoding = data[:err.start].decode("utf-8-sig"), "utf-8-sig"
+        else:
+            text, encoding = data.decode("latin-1"), "latin-1"
+    lines = text.splitlines()
+    if len(data) >= _HEAD_CHUNK and lines and not data.endswith((b"\n", b"\r")):
+        lines = lines[:-1]  # the last line may be cut
+    skipped = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    return [line for line in lines if line.strip()][:HEAD_LINES + 1], skipped, encoding
+
+
+def _read_text(path: Path):
+    """DataFrame of float columns (numeric) and text columns, and the file line numbers of its rows
+    (a lazy :class:`_LineNumbers`, computed only for an error message)."""
+    head, skipped, encoding = _read_head(path)
+    if not head:
+        raise ValueError(f"{path} is empty")
+    sep, n_first, n_rest = _sniff(head[:HEAD_LINES])
+    first = _split(head[0], sep)
+    lines = _LineNumbers(path, encoding)
+    if n_first == n_rest - 1:  # write.table: the header has no name for the row names
+        frame = _read_body(path, sep, encoding, skip=skipped + 1)
+        head_names, offset = ["", *first], 1
     else:
-        has_header = _has_header(raw)
-        head = [("" if pd.isna(v) else str(v)) for v in raw.iloc[0]] if has_header else None
-        if has_header:
-            raw, lines = raw.iloc[1:], lines[1:]
-    if raw.shape[0] == 0:
+        try:
+            sample = _read_body(io.StringIO("\n".join(head[1:])), sep, None, skip=0) \
+                if len(head) > 1 else None
+        except ValueError:  # ragged rows: the full read below names the file's line
+            sample = None
+        has_header = _has_header(first, sample, whole=False)
+        frame = _read_body(path, sep, encoding, skip=skipped + 1 if has_header else skipped)
+        if _has_header(first, frame, whole=not has_header) != has_header:  # rows beyond the head
+            has_header = not has_header
+            frame = _read_body(path, sep, encoding, skip=skipped + 1 if has_header else skipped)
+        head_names, offset = (first, 1) if has_header else (None, 0)
+    lines.offset = offset
+    if frame.shape[0] == 0:
         raise ValueError(f"{path} has a header but no data rows")
-    names = _column_names(head, raw.shape[1])
-    raw.columns = names
-    if has_header and head[0] == "" and raw.shape[1] > 1:
+    names = _column_names(head_names, frame.shape[1])
+    frame.columns = names
+    if head_names is not None and head_names[0] == "" and frame.shape[1] > 1:
         logger.info("%s: first column has no name: treated as row names and dropped", path.name)
-        raw = raw.drop(columns=names[0])
-    frame = pd.DataFrame(index=raw.index)
-    for name in raw.columns:
-        col = raw[name]
-        if col.isna().all():
+        frame = frame.drop(columns=names[0])
+    return _typed_columns(frame, path, lines), lines
+
+
+def _read_body(source, sep: str, encoding, skip: int):
+    """The rows as pandas' C parser types them (numbers, or text), after ``skip`` file lines."""
+    import pandas as pd
+
+    kwargs = dict(sep=sep, header=None, skiprows=skip, skipinitialspace=True, engine="c",
+                  compression="infer" if isinstance(source, Path) else None)
+    try:
+        try:
+            return pd.read_csv(source, encoding=encoding, **kwargs)
+        except UnicodeDecodeError:  # not UTF-8 after the head
+            return pd.read_csv(source, encoding="latin-1", **kwargs)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+    except (pd.errors.ParserError, ValueError, OSError, EOFError, lzma.LZMAError) as err:
+        msg = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
+        raise ValueError(f"cannot parse {getattr(source, 'name', source)} as a table (delimiter "
+                         f"{sep!r}): {msg}") from None
+
+
+def _is_text(col) -> bool:
+    """A column pandas did not read as numbers (booleans count as text, as ``float()`` sees them)."""
+    return col.dtype.kind not in "fiu"
+
+
+def _numeric_below(frame, whole: bool) -> list:
+    """Columns that are numeric below the first line (``whole``: ``frame`` still holds it)."""
+    import pandas as pd
+
+    body = frame.iloc[1:] if whole else frame
+    out = []
+    for name in body.columns:
+        col = body[name]
+        if not _is_text(col):
+            if not np.isnan(col.to_numpy(dtype=np.float64)).all():
+                out.append(name)
+            continue
+        present = col.dropna()
+        if col.dtype.kind == "b" or present.empty or not _is_number(present.iloc[0]):
+            continue  # text at once: no need to convert the whole column
+        values = pd.to_numeric(present.astype(str).str.strip(), errors="coerce")
+        if values.notna().all():
+            out.append(name)
+    return out
+
+
+def _has_header(first: list[str], body, whole: bool) -> bool:
+    """The first line is a header when, in a column numeric below it, it holds text; with no such
+    column, when it holds text throughout."""
+    if body is None:
+        return all(_is_word(v) for v in first)
+    below = _numeric_below(body, whole)
+    if below:
+        return any(_is_word(first[j]) for j in below if j < len(first))
+    return all(_is_word(v) for v in first)
+
+
+def _is_word(value: str) -> bool:
+    """Text that is neither a number nor a missing-value marker."""
+    value = value.strip()
+    return value not in _na_strings() and not _is_number(value)
+
+
+def _na_strings() -> frozenset:
+    try:
+        from pandas._libs.parsers import STR_NA_VALUES
+    except ImportError:  # pragma: no cover - pandas moved it
+        STR_NA_VALUES = {"", "NA", "N/A", "NaN", "nan", "NULL", "null", "None", "<NA>", "#N/A"}
+    return frozenset(STR_NA_VALUES)
+
+
+def _typed_columns(frame, path: Path, lines):
+    """Numeric columns as read; text columns kept (stripped), with a warning naming the first
+    non-number of a mostly numeric one; empty columns dropped."""
+    import pandas as pd
+
+    numeric = [name for name in frame.columns if not _is_text(frame[name])]
+    empty = set()
+    if numeric:  # one NumPy pass over the numeric block, not one pandas call per column
+        block = frame[numeric].to_numpy(dtype=np.float64)
+        empty = {name for name, e in zip(numeric, np.isnan(block).all(axis=0)) if e}
+        del block
+    out = {}
+    for name in frame.columns:
+        col = frame[name]
+        if name in empty or (name not in numeric and col.isna().all()):
             logger.info("%s: column %r is empty: dropped", path.name, name)
             continue
-        values = pd.to_numeric(col, errors="coerce")
-        bad = values.isna() & col.notna()
-        if bad.any() and not bad.all():
-            first = bad.to_numpy().nonzero()[0][0]
+        if name in numeric:
+            out[name] = col
+            continue
+        text = col.map({True: "True", False: "False"}) if col.dtype.kind == "b" else \
+            col.astype(str).where(col.notna()).str.strip()
+        values = pd.to_numeric(text, errors="coerce")
+        bad = values.isna() & text.notna()
+        if not bad.any():
+            out[name] = values.astype(np.float64)
+            continue
+        if not bad.all():
+            first = int(bad.to_numpy().nonzero()[0][0])
             logger.warning("%s: column %r is not numeric (%r at line %d): not used as a feature",
-                           path.name, name, col.iloc[first], lines[first])
-        frame[name] = col if bad.any() else values.astype(np.float64)
-    return frame, lines
+                           path.name, name, text.iloc[first], lines[first])
+        out[name] = text
+    return pd.DataFrame(out, index=frame.index, copy=False)
+
+
+class _LineNumbers:
+    """File line number of each data row, counted (skipping blank lines) only when an error
+    message asks for one: a table of 20,000 rows needs none of them when all is well."""
+
+    def __init__(self, path: Path, encoding: str):
+        self.path, self.encoding, self.offset, self._lines = path, encoding, 0, None
+
+    def __getitem__(self, row: int) -> int:
+        if self._lines is None:
+            with _open_text(self.path) as fh:
+                self._lines = [i + 1 for i, line in enumerate(fh) if line.strip()]
+        return self._lines[row + self.offset]
 
 
 def _split(line: str, sep: str) -> list[str]:
@@ -231,15 +358,6 @@ def _is_number(value) -> bool:
     except (TypeError, ValueError):
         return False
     return True
-
-
-def _has_header(raw) -> bool:
-    first, body = raw.iloc[0], raw.iloc[1:]
-    numeric_below = [c for c in raw.columns
-                     if body[c].notna().any() and body[c].dropna().map(_is_number).all()]
-    if numeric_below:
-        return any(isinstance(first[c], str) and not _is_number(first[c]) for c in numeric_below)
-    return all(isinstance(v, str) and not _is_number(v) for v in first)
 
 
 def _column_names(head, p: int) -> list[str]:

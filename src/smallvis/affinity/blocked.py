@@ -4,10 +4,11 @@
 (the original's R path, spec §3.1: each point starts from the previous point's converged beta) and
 :func:`~smallvis.affinity.perplexity.calibrate_rows_independent` (its dense C++ path, §3.2) to
 rounding, but the only (n, n) array it allocates is the result ``V``: each block of rows of the
-distance matrix is computed straight into the rows of ``V`` (``X[rows] @ X.T`` with BLAS, finished
-as :func:`smallvis.input.distances.squared_distances` does), calibrated there by the numba kernels
-of :mod:`.calibration_kernels` and overwritten by its weights. The R path's warm start makes the
-rows a sequential chain; the independent calibration runs its rows in parallel.
+distance matrix is computed straight into the rows of ``V`` (``X[rows] @ X.T`` with BLAS on the
+columns shifted to their medians, finished as :func:`smallvis.input.distances.squared_distances`
+does), calibrated there by the numba kernels of :mod:`.calibration_kernels` and overwritten by its
+weights. The R path's warm start makes the rows a sequential chain; the independent calibration
+runs its rows in parallel.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..input.data import InputData
+from ..input.distances import shift_origin
 from .perplexity import Calibration
 
 __all__ = ["calibrate_dense"]
@@ -72,8 +74,11 @@ def calibrate_dense(data: InputData, U: np.ndarray, *, squared: bool, independen
     from . import calibration_kernels as ck
 
     n = data.n
-    X = np.ascontiguousarray(data.X, dtype=np.float64)
-    sq = None if data.precomputed else np.einsum("ij,ij->i", X, X)
+    if data.precomputed:
+        X, sq = np.ascontiguousarray(data.X, dtype=np.float64), None
+    else:  # shifted as squared_distances() does: an offset common to all points costs no precision
+        X = np.ascontiguousarray(shift_origin(data.X))
+        sq = np.einsum("ij,ij->i", X, X)
     n_fallback = np.maximum(np.floor(U), 1).astype(np.int64)
     V = np.empty((n, n))
     failed = np.zeros(n, dtype=bool)

@@ -188,8 +188,11 @@ def check_perplexity(perplexity, n: int) -> np.ndarray:
             f"perplexity must be a number or a vector with one value per point ({n}); "
             f"got {U.shape[0] if U.ndim == 1 else U.shape} values"
         )
-    if not np.all(np.isfinite(U)) or np.any(U <= 0):
-        raise ValueError("perplexity must be positive and finite")
+    if not np.all(np.isfinite(U)) or np.any(U < 1):
+        # an effective number of neighbours: below 1 no distribution reaches it (log U < 0 is
+        # an impossible entropy) and every point would end on the fallback weights
+        bad = U[~(np.isfinite(U) & (U >= 1))]
+        raise ValueError(f"perplexity must be finite and at least 1; got {bad[0]:g}")
     if np.any(U >= n):
         raise ValueError(
             f"perplexity {U.max():g} is too large for {n} points: it must be less than the number "

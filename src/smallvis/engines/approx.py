@@ -20,12 +20,18 @@ from __future__ import annotations
 import numpy as np
 
 from .._logging import logger
+from .._random import child
+from .._parallel import fit_threads
 from ..methods.base import EPS, MethodState
 
 # kernels these engines serve (codes of methods.base.FusedForm)
 T_KERNEL, HEAVY_TAILED_KERNEL = 0, 2
 
 _FORM_KEY = "_sparse_engine_form"
+
+# pair evaluations per point in one kernel call (~3 perplexity neighbours, tree cells or
+# interpolation nodes): decides whether a run pays for threads (smallvis._parallel.fit_threads)
+WORK_PER_POINT = 100
 
 
 def served_form(method, state=None):
@@ -86,7 +92,9 @@ class SparseKLEngine:
 
     def prepare(self, method, data, *, extras=frozenset(), rng=None):
         """Sparse (kNN-restricted) affinities; the (n, n) matrices are never formed."""
-        seed = None if rng is None else int(rng.integers(2**31 - 1))
+        fit_threads(data.n * WORK_PER_POINT)
+        # from a child stream: rng is left as it was, so the init is the exact engines' one
+        seed = None if rng is None else int(child(rng).integers(2**31 - 1))
         state = method.prepare_sparse(data, knn_method=self.knn, random_state=seed)
         logger.info("engine %r: sparse P with %d stored entries (%.1f per point)", self.name,
                     state.P.nnz, state.P.nnz / max(1, state.P.shape[0]))
@@ -98,6 +106,7 @@ class SparseKLEngine:
 
         from scipy import sparse
 
+        fit_threads(0)  # 16 points: serial
         start = time.perf_counter()
         n = 16
         ring = sparse.diags([np.ones(n - 1), np.ones(n - 1)], [-1, 1], format="csr") / (2 * n - 2)

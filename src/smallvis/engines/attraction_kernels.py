@@ -14,10 +14,10 @@ from numba import prange
 
 from .._jit import njit
 
-from .exact_kernels import FAST, T_KERNEL
+from .exact_kernels import T_KERNEL
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def attraction(indptr, indices, data, Y, code, alpha, A):
     """``A[i] = sum_j P_ij g_ij (y_i - y_j)`` for every row ``i`` of the CSR matrix ``P``
     (``indptr``, ``indices``, ``data``), with ``g = w`` (Student-t, ``code == 0``) or ``g = w^alpha``
@@ -61,7 +61,7 @@ def attraction(indptr, indices, data, Y, code, alpha, A):
             A[i, 2] = a2
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def attraction_cost(indptr, indices, data, Y, code, alpha, logw, plogp):
     """``logw[i] = sum_j P_ij log w_ij`` and ``plogp[i] = sum_j P_ij log P_ij`` over the stored
     entries of row ``i`` (a ``log1p`` per entry: kept out of :func:`attraction`, which runs every

@@ -32,7 +32,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
-from .exact_kernels import FAST, T_KERNEL
+from .exact_kernels import T_KERNEL
 
 # Deepest level a point is pushed to. A cell at this depth is 2^-50 (about 1e-15) of the root's
 # side: two points closer than that cannot be told apart at the scale of the embedding, so instead
@@ -42,7 +42,7 @@ from .exact_kernels import FAST, T_KERNEL
 MAX_DEPTH = 50
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _slot(y, centre):
     """Child slot of location ``y`` in a cell centred at ``centre``: bit ``d`` set when
     ``y_d > centre_d``."""
@@ -53,7 +53,7 @@ def _slot(y, centre):
     return s
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _close(a, b, tol):
     """True when ``|a_d - b_d| < tol`` in every coordinate."""
     for d in range(a.shape[0]):
@@ -78,7 +78,7 @@ def _grow(children, count, com, moved):
     return ch, cn, cm, mv
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def build_tree(Y, tol):
     """Insert the rows of ``Y`` (n, k) in order (points within ``tol`` of a leaf merge into it).
 
@@ -185,7 +185,7 @@ def build_tree(Y, tol):
     return children[:m], count[:m], com[:m], leaf, width
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def preorder(children, count, com, leaf, side):
     """The tree of :func:`build_tree` in depth-first preorder (children in slot order).
 
@@ -236,7 +236,7 @@ def preorder(children, count, com, leaf, side):
     return node, skip, order
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def repulsion_sums(Y, node, skip, order, theta, eps, tol, code, alpha, want_forces, zrow, R):
     """Barnes-Hut sums for every point ``i`` (``k = Y.shape[1]`` in 1, 2, 3) over the preordered
     tree (``node``, ``skip`` of :func:`preorder`; points visited in ``order``, which each point's

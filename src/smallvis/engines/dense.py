@@ -17,27 +17,28 @@ def force_gradient(K: np.ndarray, Y: np.ndarray) -> np.ndarray:
 DENSE_MATRICES = 8
 
 
-def available_memory() -> int | None:
-    """Physical memory in bytes (None where it cannot be read)."""
-    import os
+def available_memory():
+    """The bytes this process may still allocate (an int whose ``.source`` names the limit), or None:
+    the smallest of the available memory, the cgroup limit and ``ulimit -v`` (see
+    :mod:`smallvis._memory`; physical memory alone lets through runs a container then kills)."""
+    from .._memory import available_memory as budget
 
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return None
+    return budget()
 
 
 def check_memory(n: int, matrices: int, engine: str, budget: int | None = None) -> None:
     """Refuse, before allocating anything, a run whose ``matrices`` (n, n) float64 arrays cannot fit
     in memory."""
+    from .._memory import describe, gib
+
     need = matrices * 8 * n * n
     budget = available_memory() if budget is None else budget
     if budget is not None and need > 0.8 * budget:
         what = "P, an n x n float64 matrix" if matrices == 1 else \
             f"{matrices} n x n float64 matrices"
         raise MemoryError(
-            f"the {engine} engine needs about {need / 2**30:.0f} GiB for {n} points ({what}) but "
-            f"this machine has {budget / 2**30:.0f} GiB. Keep P sparse instead: engine='fft' or "
+            f"the {engine} engine needs about {gib(need)} for {n} points ({what}) but "
+            f"{describe(budget)}. Keep P sparse instead: engine='fft' or "
             f"'bh' (t-SNE family, kNN-restricted P), engine='sgd' (largevis, umap, tumap, ncvis), "
             f"or a sparse input kernel such as inp_kernel='nngaussian' or 'knn' with "
             f"engine='exact'; or embed a random sample"
@@ -47,6 +48,35 @@ def check_memory(n: int, matrices: int, engine: str, budget: int | None = None) 
 def check_dense_memory(n: int, budget: int | None = None) -> None:
     """Refuse, before allocating anything, a dense run that cannot fit in memory."""
     check_memory(n, DENSE_MATRICES, "exact dense", budget)
+
+
+# pairs whose expanded-form squared distance may carry a relative error above this are recomputed
+NEAR_PAIR_RTOL = 1e-6
+
+
+def output_squared_distances(Y: np.ndarray) -> np.ndarray:
+    """Squared distances of the output coordinates, accurate for near-coincident pairs.
+
+    The expanded form ``|y_i|^2 + |y_j|^2 - 2 y_i.y_j`` (the original's, and ours elsewhere) errs
+    by up to about ``e_ij = (2k + 4) eps (|y_i|^2 + |y_j|^2)`` absolutely: with coordinates of size
+    100 that is ~1e-11, so two points 1e-7 apart (iris's duplicated row, split by a slightly
+    asymmetric P) read as 0 or as noise, and costs with ``log(1 - w + eps)`` (largevis, the umap
+    family) turn it into tens of units (36 at ``d2 = 0``, 27 at 1e-12). Pairs whose value may be off
+    by more than ``NEAR_PAIR_RTOL`` relative (``d2 <= e_ij / NEAR_PAIR_RTOL``: closer than ~4e-5 of
+    the coordinates' size) are recomputed from coordinate differences, so such a cost is the one of
+    the configuration, whatever the BLAS. Every other pair keeps the expanded value (the original's
+    rounding, to which chaotic runs such as trsrsne's are sensitive).
+    """
+    d2 = squared_distances(Y)
+    sq = np.einsum("ij,ij->i", Y, Y)
+    bound = (2 * Y.shape[1] + 4) * np.finfo(np.float64).eps / NEAR_PAIR_RTOL
+    near = d2 <= bound * (sq[:, None] + sq[None, :])
+    np.fill_diagonal(near, False)
+    i, j = np.nonzero(near)
+    if i.size:
+        diff = Y[i] - Y[j]
+        d2[i, j] = np.einsum("ij,ij->i", diff, diff)
+    return d2
 
 
 class DenseEngine:
@@ -63,7 +93,7 @@ class DenseEngine:
 
     def evaluate(self, method, state, Y, exaggeration=1.0, *, cost=True, grad=True):
         """Return ``(pcost (n,) or None, gradient (n, k) or None)`` at ``Y``."""
-        d2 = squared_distances(Y)
+        d2 = output_squared_distances(Y)
         pcost, K = method.terms(d2, state, exaggeration, cost=cost, grad=grad)
         G = force_gradient(K, Y) if grad else None
         return pcost, G

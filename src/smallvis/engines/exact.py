@@ -29,6 +29,7 @@ import numbers
 import numpy as np
 
 from .._logging import logger
+from .._parallel import fit_threads
 from .dense import DenseEngine, check_dense_memory, check_memory
 
 # (n, n) float64 matrices the fused evaluation keeps alive: the input (P or R) only
@@ -123,6 +124,7 @@ class ExactEngine:
         """The method's input affinities: sparse, from exact neighbours, when
         :func:`sparse_input` (unless ``extras`` asks for what only dense affinities record); else
         as (n, n) arrays. ``rng`` is not drawn from (exact neighbours need no seed)."""
+        fit_threads(data.n * (data.n - 1) / 2)  # every pass visits each pair once
         if sparse_input(method):
             dense_only = sorted(_DENSE_EXTRAS & set(extras))
             if not dense_only:
@@ -146,6 +148,7 @@ class ExactEngine:
 
         if native_form(method) is None:
             return 0.0
+        fit_threads(0)  # 16 points: serial
         start = time.perf_counter()
         tiny = copy.copy(method)
         tiny.params = {**method.params}

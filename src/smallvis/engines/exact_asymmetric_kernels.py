@@ -31,14 +31,14 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
-from .exact_kernels import (FAST, GAUSSIAN_KERNEL, T_KERNEL, _row_d2, add_pair_forces,
+from .exact_kernels import (GAUSSIAN_KERNEL, T_KERNEL, _row_d2, add_pair_forces,
                             clear_chunk, reduce_chunks)
 
 # columns per block of plogp_cols (contiguous reads of each row's block)
 _COL_BLOCK = 64
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _row_weights(code, alpha, scale, per_pair, d2, w, g, m):
     """``w[j] = w(s_j d2[j])`` and ``g[j] = s_j g(s_j d2[j])`` for ``j < m``, with ``s_j =
     scale[j]`` (``per_pair``) or ``scale[0]``."""
@@ -62,7 +62,7 @@ def _row_weights(code, alpha, scale, per_pair, d2, w, g, m):
             g[j] = s / (1.0 + ad2)
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def weight_rows(Yt, code, alpha, beta, bounds, d2_scratch, w_scratch, g_scratch, cbuf, Z):
     """``Z[i] = sum_j w_ij`` (n,); ``beta``: the per-point precisions (n,), or empty for none.
     Scratch: ``*_scratch`` and ``cbuf`` (chunks, n)."""
@@ -90,7 +90,7 @@ def weight_rows(Yt, code, alpha, beta, bounds, d2_scratch, w_scratch, g_scratch,
     reduce_chunks(bounds, np.empty((0, 0, 0)), cbuf, False, True, np.empty((0, 0)), Z)
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def kl_pair_terms(P, Yt, f, code, alpha, clamp, eps, by_row, inv_z, beta, bounds, want_cost,
                   want_grad, d2_scratch, wa_scratch, ga_scratch, wb_scratch, gb_scratch,
                   qa_scratch, qb_scratch, k_scratch, gbuf, cbuf, G, cross):
@@ -159,7 +159,7 @@ def kl_pair_terms(P, Yt, f, code, alpha, clamp, eps, by_row, inv_z, beta, bounds
     reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, cross)
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def plogp_cols(P, f, eps):
     """Column sums of ``Pc log Pc`` with ``Pc = max(f P, eps)`` (blocks of columns in parallel,
     each summed in row order)."""

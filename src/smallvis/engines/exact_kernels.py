@@ -24,10 +24,6 @@ from numba import prange
 
 from .._jit import njit
 
-# fast arithmetic, but NaN and inf keep their meaning and exp / log / log1p keep libm's accuracy (no
-# "afn"): the numbers match the dense engine's to a few ulps
-FAST = {"nsz", "arcp", "contract", "reassoc"}
-
 N_CHUNKS = 32
 
 T_KERNEL, GAUSSIAN_KERNEL, HEAVY_TAILED_KERNEL = 0, 1, 2
@@ -43,7 +39,7 @@ def chunk_bounds(n: int, chunks: int = N_CHUNKS) -> np.ndarray:
     return np.maximum.accumulate(bounds)
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _row_d2(Yt, i, d2):
     """``d2[j] = |y_i - y_j|^2`` for ``j > i``, written to ``d2[:n - i - 1]``.
 
@@ -62,7 +58,7 @@ def _row_d2(Yt, i, d2):
             d2[j] += diff * diff
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _row_weight_sum(code, alpha, d2, m):
     """Sum of the output weights ``w(d2[j])`` for ``j < m``."""
     s = 0.0
@@ -79,30 +75,52 @@ def _row_weight_sum(code, alpha, d2, m):
     return s
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
-def _row_t2_weight_sum(Yt, i):
-    """Student-t weights of row ``i``'s pairs in two dimensions (fused: no distance row)."""
-    n = Yt.shape[1]
-    a, b = Yt[0, i], Yt[1, i]
-    y0, y1 = Yt[0, i + 1:], Yt[1, i + 1:]
+@njit(cache=True, error_model="numpy")
+def pairwise_sum(buf, m):
+    """``sum(buf[:m])`` in a fixed pairwise order, overwriting ``buf[:m]``.
+
+    Each pass adds the upper half onto the lower half, an element-wise loop that LLVM vectorises
+    without any licence to reorder (the kernels compile without fastmath, see ``smallvis._jit``): the
+    speed of a vectorised sum, the same bits whatever the optimiser does, and the accuracy of
+    pairwise summation.
+    """
+    while m > 8:
+        h = m // 2
+        top = buf[m - h:m]
+        for j in range(h):
+            buf[j] += top[j]
+        m -= h
     s = 0.0
-    for j in range(n - i - 1):
-        dx = a - y0[j]
-        dy = b - y1[j]
-        s += 1.0 / (1.0 + (dx * dx + dy * dy))
+    for j in range(m):
+        s += buf[j]
     return s
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
-def _row_t2_forces(Yt, i, prow, inv_z, four_f, clamp, eps, q, g0, g1):
-    """The 2-D Student-t row in one fused loop: ``q[j]``, and the pair forces subtracted from
-    ``g0[j], g1[j]`` (the points after ``i``); returns the force on ``i``."""
+@njit(cache=True, error_model="numpy")
+def _row_t2_weight_sum(Yt, i, w):
+    """Student-t weights of row ``i``'s pairs in two dimensions (fused: no distance row); ``w`` is
+    scratch (n,)."""
     n = Yt.shape[1]
+    m = n - i - 1
     a, b = Yt[0, i], Yt[1, i]
     y0, y1 = Yt[0, i + 1:], Yt[1, i + 1:]
-    s0 = 0.0
-    s1 = 0.0
-    for j in range(n - i - 1):
+    for j in range(m):
+        dx = a - y0[j]
+        dy = b - y1[j]
+        w[j] = 1.0 / (1.0 + (dx * dx + dy * dy))
+    return pairwise_sum(w, m)
+
+
+@njit(cache=True, error_model="numpy")
+def _row_t2_forces(Yt, i, prow, inv_z, four_f, clamp, eps, q, g0, g1, t0s, t1s):
+    """The 2-D Student-t row in one fused loop: ``q[j]``, and the pair forces subtracted from
+    ``g0[j], g1[j]`` (the points after ``i``); returns the force on ``i`` (``t0s``, ``t1s``:
+    scratch (n,) for its pairwise sums)."""
+    n = Yt.shape[1]
+    m = n - i - 1
+    a, b = Yt[0, i], Yt[1, i]
+    y0, y1 = Yt[0, i + 1:], Yt[1, i + 1:]
+    for j in range(m):
         dx = a - y0[j]
         dy = b - y1[j]
         w = 1.0 / (1.0 + (dx * dx + dy * dy))
@@ -113,14 +131,14 @@ def _row_t2_forces(Yt, i, prow, inv_z, four_f, clamp, eps, q, g0, g1):
         kk = (four_f * prow[j] - 4.0 * qj) * w
         t0 = kk * dx
         t1 = kk * dy
-        s0 += t0
-        s1 += t1
+        t0s[j] = t0
+        t1s[j] = t1
         g0[j] -= t0
         g1[j] -= t1
-    return s0, s1
+    return pairwise_sum(t0s, m), pairwise_sum(t1s, m)
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def clear_chunk(gbuf, cbuf, c, lo, nf, want_grad, want_cost):
     """Zero chunk ``c``'s partial sums from row ``lo`` on (it writes only rows >= ``lo``)."""
     if want_grad:
@@ -130,7 +148,7 @@ def clear_chunk(gbuf, cbuf, c, lo, nf, want_grad, want_cost):
         cbuf[c, lo:] = 0.0
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def add_pair_forces(Yt, i, kk, gb, m):
     """``gb[d, i] += sum_j kk[j] (y_id - y_jd)`` and ``gb[d, j] -= kk[j] (y_id - y_jd)``."""
     for d in range(Yt.shape[0]):
@@ -145,7 +163,7 @@ def add_pair_forces(Yt, i, kk, gb, m):
         gb[d, i] += acc
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def weight_total(Yt, code, alpha, bounds, scratch):
     """``Z = sum_{i != j} w_ij`` (twice the upper triangle's sum); ``scratch`` is (chunks, n)."""
     n = Yt.shape[1]
@@ -157,7 +175,7 @@ def weight_total(Yt, code, alpha, bounds, scratch):
         s = 0.0
         for i in range(bounds[c], bounds[c + 1]):
             if fast:
-                s += _row_t2_weight_sum(Yt, i)
+                s += _row_t2_weight_sum(Yt, i, d2)
             else:
                 _row_d2(Yt, i, d2)
                 s += _row_weight_sum(code, alpha, d2, n - i - 1)
@@ -168,7 +186,7 @@ def weight_total(Yt, code, alpha, bounds, scratch):
     return 2.0 * total
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _row_q_stiffness(code, alpha, clamp, eps, inv_z, four_f, prow, d2, q, kk, m, want_grad):
     """``q[j] = w_ij / Z`` (floored at eps with ``clamp``) and, with ``want_grad``, the stiffness
     ``kk[j] = 4 (f P_ij - q_ij) g_ij`` for ``j < m`` (``prow``, ``d2``: the pairs of one row)."""
@@ -201,7 +219,7 @@ def _row_q_stiffness(code, alpha, clamp, eps, inv_z, four_f, prow, d2, q, kk, m,
                 kk[j] = (four_f * prow[j] - 4.0 * qj) / (1.0 + ad2)
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def kl_terms(P, Yt, f, code, alpha, clamp, eps, Z, bounds, want_cost, want_grad,
              d2_scratch, q_scratch, k_scratch, gbuf, cbuf, G, cross):
     """Per-pair pass: ``G`` (n, k) = the gradient ``sum_j 4 (f P_ij - q_ij) g_ij (y_i - y_j)`` and
@@ -224,7 +242,7 @@ def kl_terms(P, Yt, f, code, alpha, clamp, eps, Z, bounds, want_cost, want_grad,
             prow = P[i, i + 1:]
             if fast:
                 s0, s1 = _row_t2_forces(Yt, i, prow, inv_z, four_f, clamp, eps, q,
-                                        gbuf[c, 0, i + 1:], gbuf[c, 1, i + 1:])
+                                        gbuf[c, 0, i + 1:], gbuf[c, 1, i + 1:], d2, kk)
                 gbuf[c, 0, i] += s0
                 gbuf[c, 1, i] += s1
             else:
@@ -247,7 +265,7 @@ def kl_terms(P, Yt, f, code, alpha, clamp, eps, Z, bounds, want_cost, want_grad,
     reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, cross)
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, out):
     """Add the chunks' partial sums in chunk order (a chunk only wrote rows >= its first row):
     ``G[i, d] = sum_c gbuf[c, d, i]`` and ``out[i] = sum_c cbuf[c, i]``."""
@@ -269,7 +287,7 @@ def reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, out):
             out[i] = s
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def plogp_rows(P, f, eps):
     """Row sums of ``Pc log Pc`` with ``Pc = max(f P, eps)`` (column sums, P being symmetric)."""
     n = P.shape[0]

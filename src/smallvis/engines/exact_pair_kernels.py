@@ -28,7 +28,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
-from .exact_kernels import FAST, _row_d2, add_pair_forces, clear_chunk, reduce_chunks
+from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
 
 # divergences (the row function to call)
 KL_REPULSION, LARGEVIS, UMAP, RKL, JS, CHI2, HELLINGER, MMDS, SSTRESS, SAMMON = range(10)
@@ -39,19 +39,19 @@ F, GAMMA, GR_EPS, EPS, A, B, INV_Z, RMAX, NORM, GR_1MW = range(10)
 N_PARAMS = 10
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _log1pexp(x):
     """``log(1 + e^x)`` for ``x >= 0``, as NumPy's ``logaddexp(0, x)``."""
     return x + math.log1p(math.exp(-x))
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _umap_weight(log_a, b, x):
     """``1 / (1 + a x^b)`` with ``a x^b = exp(log a + b log x)`` (a quarter faster than ``pow``)."""
     return 1.0 / (1.0 + math.exp(log_a + b * math.log(x))) if x > 0.0 else 1.0
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _row_kl_repulsion(wk, prm, d2, kk, m):
     """KL's repulsion: ``kk = w^(1 + alpha)`` (the stiffness of ``R_i``); returns ``sum w``."""
     s = 0.0
@@ -71,7 +71,7 @@ def _row_kl_repulsion(wk, prm, d2, kk, m):
     return s
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _row_largevis(wk, prm, xrow, d2, kk, cc, m, want_cost, want_grad):
     """LargeVis: ``c = p (-log w) - gamma log(1 - w + eps)``, ``k = 4 (p g - gamma r)``
     (:mod:`smallvis.methods.largevis` for ``g`` and the softened repulsion ``r``)."""
@@ -109,7 +109,7 @@ def _row_largevis(wk, prm, xrow, d2, kk, cc, m, want_cost, want_grad):
     return 0.0
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _row_umap(wk, prm, xrow, d2, kk, cc, m, want_cost, want_grad):
     """Fuzzy cross-entropy less its constant: ``c = -p log(w + eps) - (1 - p) log(1 - w + eps)``;
     ``k = 4 b (p - w) / (d2 + eps + gr_eps)`` (UMAP curve) or
@@ -134,7 +134,7 @@ def _row_umap(wk, prm, xrow, d2, kk, cc, m, want_cost, want_grad):
     return 0.0
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m):
     """The f-divergences with ``w = 1/(1 + d2)``, ``q = w / Z``: ``k2 = q w`` and the pair's cost,
     its share of ``S`` and ``kk`` such that ``K = kk + c S k2`` (``c`` per divergence)."""
@@ -192,7 +192,7 @@ def _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m):
     return s
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _row_distance(div, prm, xrow, d2, kk, cc, m):
     """Distance costs with ``D = sqrt(d2)``: mmds ``c = (r - D)^2``, ``k = -4 (r - D)/(D + eps)``
     (pairs with ``r > rmax`` and ``D > r`` dropped); smmds ``c = (r^2 - d2)^2``,
@@ -226,7 +226,7 @@ def _row_distance(div, prm, xrow, d2, kk, cc, m):
     return 0.0
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _row_terms(div, wk, prm, xrow, d2, kk, k2, cc, m, want_cost, want_grad):
     if div == KL_REPULSION:
         return _row_kl_repulsion(wk, prm, d2, kk, m)
@@ -239,7 +239,7 @@ def _row_terms(div, wk, prm, xrow, d2, kk, k2, cc, m, want_cost, want_grad):
     return _row_distance(div, prm, xrow, d2, kk, cc, m)
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def pair_pass(Yt, X, div, wk, prm, bounds, want_cost, want_grad, two_forces,
               d2_scratch, k_scratch, k2_scratch, c_scratch, gbuf, cbuf, G, pcost):
     """Visit every pair once: ``G`` (n, k) the forces of ``kk`` (with ``two_forces``, ``G`` is
@@ -283,7 +283,7 @@ def pair_pass(Yt, X, div, wk, prm, bounds, want_cost, want_grad, two_forces,
     return 2.0 * total
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _stored_terms(div, wk, prm, p, x):
     """The part ``(dk, dc)`` of a pair's stiffness and cost that its P value ``p`` contributes
     (largevis, umap: both are affine in p)."""
@@ -304,7 +304,7 @@ def _stored_terms(div, wk, prm, p, x):
     return dk, p * (math.log1p(-w + eps) - math.log(w + eps))
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def stored_pair_terms(indptr, indices, data, Y, div, wk, prm, want_grad, want_cost, G, pcost):
     """Add to ``G`` (n, k) and ``pcost`` (n,) the part of each pair's forces and cost that the stored
     entries of the symmetric CSR matrix ``P`` contribute (times the exaggeration ``prm[F]``).
@@ -331,7 +331,7 @@ def stored_pair_terms(indptr, indices, data, Y, div, wk, prm, want_grad, want_co
             pcost[i] += ci
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def cross_entropy_constant_rows(P, f, eps):
     """Row sums over ``j != i`` of ``p log(p + eps) + (1 - p) log(1 - p + eps)``, ``p = f P_ij``
     (UMAP's constant; column sums, P being symmetric)."""

@@ -24,7 +24,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
-from .exact_kernels import FAST, N_CHUNKS, T_KERNEL
+from .exact_kernels import N_CHUNKS, T_KERNEL
 
 
 @njit(cache=True, error_model="numpy")
@@ -48,7 +48,7 @@ def bounding_box(Y, lo, hi):
     return finite
 
 
-@njit(cache=True, fastmath=FAST, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def lagrange_denominators(p):
     """``1 / prod_{s != t} (v_t - v_s)`` for the nodes ``v_t = (t + 1/2) / p``."""
     inv = np.empty(p)
@@ -61,7 +61,7 @@ def lagrange_denominators(p):
     return inv
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def interpolation_weights(Y, lo, h, n_boxes, cell, lw):
     """For every point ``i`` and dimension ``d``: its box ``cell[i, d]`` (``floor((y - lo) / h)``,
     clipped to ``[0, n_boxes)``) and the Lagrange weights ``lw[i, d, t] = L_t(u)`` of its relative
@@ -86,7 +86,7 @@ def interpolation_weights(Y, lo, h, n_boxes, cell, lw):
                 lw[i, d, t] = num
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def kernel_samples(code, alpha, dx, w, w1a):
     """The kernels at the node offsets ``(a dx, b dx)``: ``w[a, b] = (1 + alpha d2)^(-1/alpha)``
     (``1 / (1 + d2)`` for the Student-t ``code == 0``) and ``w1a[a, b] = w^(1 + alpha) =
@@ -107,7 +107,7 @@ def kernel_samples(code, alpha, dx, w, w1a):
             w1a[a, b] = wab / base
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def self_weights(lw, wq, out):
     """``out[i]``: the interpolated kernel between point ``i`` and itself,
     ``sum_{t, s} L_t L_s K(x_t - x_s)`` (tensor products in 2-D), which replaces ``w_ii = 1`` when
@@ -156,7 +156,7 @@ def sort_by_column(column, n_boxes, start, order):
         fill[b] += 1
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def spread_1d(order, start, cell, lw, Yc, grid):
     """Node charges (``grid`` (2, N); the caller zeroes any padding beyond): channel 0 gets the
     charge 1, channel 1 the coordinate ``Yc[i, 0]`` of every point, each shared over its box's
@@ -177,7 +177,7 @@ def spread_1d(order, start, cell, lw, Yc, grid):
                 grid[1, base + t] += w * y
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def spread_2d(order, start, cell, lw, Yc, grid):
     """Node charges (``grid[:, :, :N]`` of (3, N, M >= N); the caller zeroes any padding beyond):
     channel 0 gets the charge 1, channels 1 and 2 the coordinates ``Yc[i]``, each shared over the
@@ -208,7 +208,7 @@ def spread_2d(order, start, cell, lw, Yc, grid):
                     grid[2, base + t, col + s] += w * y1
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def gather_1d(cell, lw, phi, Yc, R):
     """``R[i] = y_i S1_i - Sy_i`` from the node potentials ``phi`` (2, N) of the charges 1 and y
     interpolated at every point (``S1``, ``Sy``)."""
@@ -225,7 +225,7 @@ def gather_1d(cell, lw, phi, Yc, R):
         R[i, 0] = Yc[i, 0] * s1 - sy
 
 
-@njit(parallel=True, cache=True, fastmath=FAST, error_model="numpy")
+@njit(parallel=True, cache=True, error_model="numpy")
 def gather_2d(cell, lw, phi, Yc, R):
     """``R[i, d] = y_id S1_i - Sy_id`` from the node potentials ``phi`` (3, N, N) of the charges 1,
     y_1 and y_2, interpolated at every point."""

@@ -32,10 +32,14 @@ import time
 import numpy as np
 
 from .._logging import logger
+from .._parallel import fit_threads
 from .._names import match_name
+from .._random import child
 from ..driver import EXPLODING, RunOutcome
 
 AUTO_SGD_N = 10_000  # engine="auto" moves sgd-capable methods to this engine above this many points
+# edges per point sampled in an epoch, each with its negatives: whether a run pays for threads
+WORK_PER_POINT = 15
 N_BLOCKS = 16  # fixed partition of the points: results do not depend on the number of threads
 
 
@@ -117,9 +121,11 @@ class SGDEngine:
 
     # -- set-up ---------------------------------------------------------------------------------
     def prepare(self, method, data, rng):
-        """Sparse affinities and the sampling structures."""
+        """Sparse affinities and the sampling structures. The kNN seed comes from a child stream of
+        ``rng``, which is left as it was: a random init draws what it draws on every engine."""
+        fit_threads(data.n * WORK_PER_POINT * (1 + self.negative_sample_rate))
         state = method.prepare_sparse(data, knn_method=self.knn,
-                                      random_state=int(rng.integers(2**31 - 1)))
+                                      random_state=int(child(rng).integers(2**31 - 1)))
         return state
 
     def _graph(self, state, plan, n_epochs):
@@ -204,7 +210,7 @@ class SGDEngine:
             state.data["logZ"] = sgd["Q"] + math.log(n * (n - 1.0))
         Y -= Y.mean(axis=0)
         return RunOutcome(Y=Y, iter=done, G2norm=None, itercosts=itercosts, diverged=diverged,
-                          exploding=exploding)
+                          exploding=exploding, diverged_at=done if diverged else None)
 
     def _repulsion(self, plan) -> float:
         return plan.repulsion if self.repulsion_strength is None else self.repulsion_strength

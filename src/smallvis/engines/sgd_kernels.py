@@ -30,11 +30,8 @@ _S32 = np.uint64(32)
 _EPOCH_MIX = np.uint64(0xD1B54A32D192ED03)
 
 CLIP = 4.0
-# fast arithmetic, but NaN and inf keep their meaning (a diverging run must be detectable)
-FAST = {"nsz", "arcp", "contract", "afn", "reassoc"}
 
-
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True)
 def _mix(z):
     """The splitmix64 finaliser: a bijective 64-bit hash."""
     z = (z ^ (z >> _S30)) * _M1
@@ -42,13 +39,13 @@ def _mix(z):
     return z ^ (z >> _S31)
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True)
 def _stream(seed, epoch, row):
     """Start of point ``row``'s random stream in ``epoch``."""
     return _mix(_mix(seed ^ (np.uint64(epoch) * _EPOCH_MIX)) ^ np.uint64(row))
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True)
 def _draw(state, n):
     """Next state and a uniform integer in ``[0, n)``."""
     state = state + _GOLDEN
@@ -56,14 +53,14 @@ def _draw(state, n):
     return state, np.int64(((_mix(state) >> _S32) * np.uint64(n)) >> _S32)
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True)
 def _draw_other(state, n, i):
     """Next state and a uniform integer in ``[0, n)`` other than ``i``."""
     state, k = _draw(state, n - 1)
     return state, k + 1 if k >= i else k
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True)
 def _clip(x):
     if x > CLIP:
         return CLIP
@@ -72,7 +69,7 @@ def _clip(x):
     return x
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True)
 def _dist2(Y, i, Z, j):
     d2 = 0.0
     for d in range(Y.shape[1]):
@@ -81,19 +78,19 @@ def _dist2(Y, i, Z, j):
     return d2
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True)
 def _pow_b(d2, b):
     """``d2 ** b`` (in single precision, twice as fast and ample for SGD steps); exponent 1 exact."""
     return d2 if b == 1.0 else float(np.float32(d2) ** np.float32(b))
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True)
 def _pow_exact(d2, b):
     """``d2 ** b`` in double precision (for the cost estimates)."""
     return d2 if b == 1.0 else d2**b
 
 
-@njit(cache=True, fastmath=FAST)
+@njit(cache=True)
 def _move_tail(Y, tails, lo, hi, k, d, delta):
     """Move point ``k`` by ``-delta`` in coordinate ``d``: now if this block owns it, else at the end
     of the epoch (through this block's row of ``tails``)."""
@@ -103,7 +100,7 @@ def _move_tail(Y, tails, lo, hi, k, d, delta):
         tails[k, d] -= delta
 
 
-@njit(parallel=True, cache=True, fastmath=FAST)
+@njit(parallel=True, cache=True)
 def umap_epoch(Y, Ysnap, tails, indptr, indices, epochs_per_sample, next_sample,
                epochs_per_negative, next_negative, block_starts, a, b, gamma, gr_eps, lr, epoch,
                seed):
@@ -147,7 +144,7 @@ def umap_epoch(Y, Ysnap, tails, indptr, indices, epochs_per_sample, next_sample,
                     next_negative[e] += n_neg * epochs_per_negative[e]
 
 
-@njit(parallel=True, cache=True, fastmath=FAST)
+@njit(parallel=True, cache=True)
 def nce_epoch(Y, Ysnap, tails, indptr, indices, block_starts, Q_blocks, Q, offset, a, b, nu,
               alpha_Q, step, epoch, seed):
     """One epoch of NCVis: every edge once, then ``nu`` negatives drawn uniformly from the other
@@ -186,7 +183,7 @@ def nce_epoch(Y, Ysnap, tails, indptr, indices, block_starts, Q_blocks, Q, offse
         Q_blocks[blk] = q_log
 
 
-@njit(parallel=True, cache=True, fastmath=FAST)
+@njit(parallel=True, cache=True)
 def apply_tails(Y, tails):
     """Add every block's deferred moves (in block order, so the sums do not depend on threads) and
     reset them to zero. ``Y`` and ``tails`` must be C-contiguous."""
@@ -203,7 +200,7 @@ def apply_tails(Y, tails):
                 deferred[blk, i] = 0.0
 
 
-@njit(parallel=True, cache=True, fastmath=FAST)
+@njit(parallel=True, cache=True)
 def umap_point_costs(Y, indptr, indices, edge_p, row_p, a, b, repulsion, eps, seed, m):
     """Per-point estimate of ``sum_e p_e (-log w_e) + repulsion * sum_i p_i mean_k -log(1 - w_ik)``:
     the attraction exactly over the edges, the repulsion from ``m`` uniform partners per point (the
@@ -224,7 +221,7 @@ def umap_point_costs(Y, indptr, indices, edge_p, row_p, a, b, repulsion, eps, se
     return out
 
 
-@njit(parallel=True, cache=True, fastmath=FAST)
+@njit(parallel=True, cache=True)
 def nce_point_costs(Y, indptr, indices, edge_p, row_p, Q, offset, a, b, nu, seed, m):
     """Per-point estimate of the NCE cost ``-sum_e p_e log(q'/(q' + nu)) -
     nu sum_i p_i mean_k log(nu/(q'_ik + nu))`` with ``q' = qhat exp(-(Q + offset_i))``."""

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._logging import logger
 from .._names import match_name
+from .distances import shift_origin
 
 __all__ = ["EXACT_MAX_N", "KNN_METHODS", "nearest_neighbors"]
 
@@ -151,7 +152,7 @@ def _search_blocks(n: int, k: int, scores, slack, exact, X=None) -> tuple[np.nda
 
 
 def _exact_coordinates(X: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    Xc = X - X.mean(axis=0)
+    Xc = shift_origin(X)
     sq = np.einsum("ij,ij->i", Xc, Xc)
 
     def scores(rows):
@@ -188,8 +189,9 @@ def _exact_matrix(D: np.ndarray, k: int, *, squared: bool = False,
             A *= A
         return A
 
+    Xc = shift_origin(X)  # the coordinates D was computed from (squared_distances)
     return _search_blocks(D.shape[0], k, scores,
-                          _expanded_form_slack(np.einsum("ij,ij->i", X, X), X.shape[1]),
+                          _expanded_form_slack(np.einsum("ij,ij->i", Xc, Xc), X.shape[1]),
                           lambda rows, cand: np.sqrt(_exact_sq(X, rows, cand)))
 
 

@@ -12,13 +12,29 @@ from .._names import match_name
 SCALE_MODES = ("none", "scale", "range", "absmax")
 
 
-def numeric_columns(frame, *, what: str = "X"):
-    """The numeric (and boolean) columns of a DataFrame; ``ValueError`` if there are none."""
+def numeric_columns(frame, *, what: str = "X", warn: bool = True):
+    """The numeric (and boolean) columns of a DataFrame; ``ValueError`` if there are none.
+
+    The original drops the other columns silently; here a ``UserWarning`` names them (unless
+    ``warn=False``), since a text column of labels or a categorical feature that vanishes from the
+    input changes the embedding without a trace.
+    """
     numeric = frame.select_dtypes(include=["number", "bool"])
     if numeric.shape[1] == 0:
         raise ValueError(
             f"{what} has no numeric columns (columns: {', '.join(map(str, frame.columns))})"
         )
+    complex_cols = [c for c, dt in numeric.dtypes.items() if np.issubdtype(dt, np.complexfloating)]
+    if complex_cols:
+        raise TypeError(f"{what} column(s) {', '.join(map(repr, complex_cols))} hold complex "
+                        f"values: give the real part, the modulus, or real and imaginary parts "
+                        f"as two columns")
+    if warn and numeric.shape[1] < frame.shape[1]:
+        import warnings
+
+        dropped = [c for c in frame.columns if c not in set(numeric.columns)]
+        warnings.warn(f"{what}: non-numeric column(s) {', '.join(map(repr, dropped))} dropped "
+                      f"(only numeric and boolean columns are embedded)", UserWarning, stacklevel=3)
     return numeric
 
 
@@ -26,20 +42,49 @@ def is_dataframe(X) -> bool:
     return hasattr(X, "select_dtypes") and hasattr(X, "columns")
 
 
-def as_numeric_matrix(X, *, what: str = "X") -> np.ndarray:
-    """A C-contiguous float64 2-D array from an array-like or a DataFrame (non-numeric columns dropped).
+def _is_sparse(X) -> bool:
+    """A scipy sparse matrix or array (recognised without importing scipy)."""
+    return hasattr(X, "tocsr") and hasattr(X, "nnz") and hasattr(X, "shape")
 
-    Memory layout is normalised so that results do not depend on it. Raises ``ValueError`` naming the
-    problem for: no numeric column, wrong dimensionality, missing or infinite values.
+
+def as_numeric_matrix(X, *, what: str = "X") -> np.ndarray:
+    """A C-contiguous float64 2-D array from an array-like or a DataFrame (non-numeric columns dropped,
+    with a warning naming them).
+
+    Memory layout is normalised so that results do not depend on it. Raises ``ValueError`` or
+    ``TypeError`` naming the problem for: a sparse matrix (not supported yet), complex values, masked
+    entries, no numeric column, wrong dimensionality, no rows, missing or infinite values; a cast
+    would otherwise drop the imaginary part or the mask without a word.
     """
+    if _is_sparse(X):
+        raise TypeError(f"{what} is a scipy sparse matrix of shape {X.shape}: sparse input is not "
+                        f"supported yet; convert it with {what}.toarray()")
     if is_dataframe(X):
-        X = numeric_columns(X, what=what).to_numpy(dtype=np.float64)
+        X = numeric_columns(X, what=what).to_numpy(dtype=np.float64, na_value=np.nan)
+    if np.ma.isMaskedArray(X):
+        mask = np.ma.getmaskarray(X)
+        if mask.any():
+            where = np.argwhere(mask)[0]
+            raise ValueError(f"{what} is a masked array with {int(mask.sum())} masked value(s), "
+                             f"first at {tuple(int(i) for i in where)}: missing data is not "
+                             f"allowed; fill them ({what}.filled(value)) or drop those rows")
+        X = np.ma.getdata(X)
     try:
+        X = np.asarray(X)
+        if np.iscomplexobj(X):
+            raise TypeError(f"{what} has complex values (dtype {X.dtype}): give the real part, "
+                            f"the modulus, or real and imaginary parts as separate columns")
         X = np.ascontiguousarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as err:
+    except ValueError as err:
+        raise ValueError(f"{what} must be numeric: {err}") from None
+    except TypeError as err:
+        if "complex values" in str(err):
+            raise
         raise ValueError(f"{what} must be numeric: {err}") from None
     if X.ndim != 2:
         raise ValueError(f"{what} must be a 2-D matrix (points in rows); got shape {X.shape}")
+    if X.shape[0] == 0:
+        raise ValueError(f"{what} has no rows (shape {X.shape}): there is nothing to embed")
     if X.shape[1] == 0:
         raise ValueError(f"{what} has no columns")
     check_finite(X, what=what)
@@ -56,6 +101,23 @@ def check_finite(X: np.ndarray, *, what: str = "X") -> None:
             f"{what} contains {int(bad.sum())} {kind if bad.sum() == 1 else 'NaN or infinite'} "
             f"value(s), first at row {row}, column {col}: missing data is not allowed"
         )
+
+
+def centre_columns(X: np.ndarray) -> np.ndarray:
+    """``X`` (n, p) less its column means (the centring of the absmax and z-score scalings).
+
+    Two passes (the second removes the rounding of the first mean, as R's ``mean`` does), and a
+    constant column becomes exactly 0: its rounded mean need not equal its value (a column of 1e100
+    would otherwise leave a constant residue near 1e84, harmless to distances but not to scaling
+    that divides by the largest entry).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.shape[0] == 0:
+        return X.copy()
+    Xc = X - X.mean(axis=0)
+    Xc -= Xc.mean(axis=0)
+    Xc[:, (X == X[0]).all(axis=0)] = 0.0
+    return Xc
 
 
 def resolve_scale(scale) -> str:
@@ -75,6 +137,9 @@ def scale_input(X: np.ndarray, mode: str) -> np.ndarray:
     - ``absmax``: centre each column, then divide everything by ``|max(X_centred)|``: the absolute value
       of the largest *signed* element (the original's documented "max absolute value" is not what it does).
     - ``scale``: drop zero-variance columns, then z-score each column (sample sd).
+
+    Centring is :func:`centre_columns` (two passes, constant columns exactly
+    0), so a constant column, however large, neither sets the absmax divisor nor survives ``scale``.
     """
     X = np.array(X, dtype=np.float64, copy=True)
     if mode == "none":
@@ -84,18 +149,18 @@ def scale_input(X: np.ndarray, mode: str) -> np.ndarray:
         top = X.max()
         return X / top if top > 0 else X
     if mode == "absmax":
-        X -= X.mean(axis=0)
+        X = centre_columns(X)  # a constant column is exactly 0, as R's two-pass mean leaves it
         top = abs(X.max())
         return X / top if top > 0 else X
     if mode == "scale":
         if X.shape[0] < 2:
             raise ValueError("scale='scale' needs at least 2 points")
-        sd = X.std(axis=0, ddof=1)
+        X = centre_columns(X)  # a constant column is exactly 0: zero variance, dropped
+        sd = np.sqrt(np.einsum("ij,ij->j", X, X) / (X.shape[0] - 1))
         keep = sd > 0
         if not keep.any():
             raise ValueError("scale='scale': every column has zero variance")
-        X = X[:, keep]
-        return (X - X.mean(axis=0)) / sd[keep]
+        return X[:, keep] / sd[keep]
     raise ValueError(f"unknown scale mode {mode!r}")
 
 

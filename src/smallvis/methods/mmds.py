@@ -159,6 +159,20 @@ def _check_k_fits(method: str, k: int, n: int) -> None:
                          f"[1, {n - 1}] for {n} points; got {k}")
 
 
+def original_knn(data: InputData, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each point's ``k`` nearest other points and their distances, ``(indices, distances)``, as
+    the original's exact search picks them (:mod:`smallvis.input.original_knn`): distances in
+    single precision, exact float32 ties at the k-th place broken by its heap. Which neighbours are
+    picked changes knnmmds's dropped pairs and gmmds's graph, and gmmds's edges carry these
+    distances. A precomputed distance matrix is searched as given (ties: lower index).
+    """
+    if data.precomputed:
+        return data.neighbors(k, "exact")
+    from ..input.original_knn import original_neighbors
+
+    return original_neighbors(data.X, k)
+
+
 class NeighbourMDS(DistanceEmbedding):
     """Base of the kNN-based members: ``k`` validated against n; ``perplexity()`` reports ``k``."""
 
@@ -193,12 +207,12 @@ class GeodesicMDS(NeighbourMDS):
         n = data.n
         _check_k_fits(self.name, self.k, n)
         E = data.distances()
-        idx = data.knn(self.k)  # each point's k nearest others (the (k+1)-NN without self)
+        idx, dist = original_knn(data, self.k)  # the (k+1)-NN without self, in single precision
         rows = np.repeat(np.arange(n), self.k)
         cols = idx.ravel()
         # explicit entries (zero distances of duplicates included) are edges; with directed=False
         # the shorter of i->j and j->i is used, i.e. the min-symmetrised kNN distance matrix
-        graph = coo_matrix((E[rows, cols], (rows, cols)), shape=(n, n)).tocsr()
+        graph = coo_matrix((dist.ravel(), (rows, cols)), shape=(n, n)).tocsr()
         G = shortest_path(graph, method="D", directed=False)
         missing = np.isinf(G)
         if missing.any():
@@ -259,7 +273,7 @@ class KnnMDS(NeighbourMDS):
         n = data.n
         _check_k_fits(self.name, self.k, n)
         A = np.zeros((n, n), dtype=bool)
-        A[np.repeat(np.arange(n), self.k), data.knn(self.k).ravel()] = True
+        A[np.repeat(np.arange(n), self.k), original_knn(data, self.k)[0].ravel()] = True
         state.data["knn"] = A | A.T
 
     def dropped(self, R, D, state):

@@ -8,6 +8,10 @@ Per element, with ``uY`` the previous update (momentum included):
 - ``uY <- mu uY - eta * gain * G`` (``ndbd`` adds a Nesterov correction, see its docstring);
 - ``mu`` is ``momentum`` up to and including iteration ``mom_switch_iter`` and ``final_momentum`` after.
   The driver may move ``mom_switch_iter`` (when opt-SNE monitoring ends exaggeration early).
+- ``reset_gains=True`` (not in the original; scikit-learn's and openTSNE's behaviour): when early
+  exaggeration ends, the update is zeroed and the gains set back to 1, so the second stage starts fresh
+  instead of carrying the first stage's momentum and gains into the un-exaggerated cost. Without it
+  t-SNE with exaggeration 12 on scikit-learn's trustworthiness test ends at KL 0.2-0.4 instead of 0.035.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import numpy as np
 from ._common import InternalOptimizer, flag, fraction, nonnegative, positive, whole
 
 _DBD_CHECKS = dict(eta=positive, momentum=fraction, final_momentum=fraction,
-                   mom_switch_iter=whole, min_gain=nonnegative)
+                   mom_switch_iter=whole, min_gain=nonnegative, reset_gains=flag)
 
 
 def update_gains(gain: np.ndarray, G: np.ndarray, uY: np.ndarray, min_gain: float) -> np.ndarray:
@@ -32,7 +36,8 @@ class DeltaBarDelta(InternalOptimizer):
     """``uY <- mu uY - eta * gain * G`` with delta-bar-delta gains."""
 
     name = "dbd"
-    defaults = dict(eta=500.0, momentum=0.5, final_momentum=0.8, mom_switch_iter=250, min_gain=0.01)
+    defaults = dict(eta=500.0, momentum=0.5, final_momentum=0.8, mom_switch_iter=250, min_gain=0.01,
+                    reset_gains=False)
     checks = _DBD_CHECKS
 
     def __init__(self, **params):
@@ -42,6 +47,12 @@ class DeltaBarDelta(InternalOptimizer):
     def start(self, Y):
         self.uY = np.zeros_like(Y)
         self.gain = np.ones_like(Y)
+
+    def end_exaggeration(self, iteration: int) -> None:
+        """Called by the driver after the last exaggerated iteration: with ``reset_gains``, start the
+        next stage from a zero update and unit gains."""
+        if self.reset_gains and self._started:
+            self.start(self.uY)
 
     def switch_momentum(self, iteration: int) -> None:
         if iteration == self.mom_switch_iter:

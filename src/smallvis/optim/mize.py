@@ -249,12 +249,13 @@ class SpectralDirectionLS(LineSearchOptimizer):
 
 
 def _check_dense_size(opt: str, entries: int, what: str) -> None:
+    from .._memory import describe
     from ..engines.dense import available_memory
 
     need, budget = 8 * 2 * entries, available_memory()
     if budget is not None and need > 0.5 * budget:
-        raise MemoryError(f"opt {opt!r} needs {what}, about {need / 2**30:.0f} GiB; "
-                          f"use opt='l-bfgs' for this many points")
+        raise MemoryError(f"opt {opt!r} needs {what}, about {need / 2**30:.0f} GiB, but "
+                          f"{describe(budget)}; use opt='l-bfgs' for this many points")
 
 
 LINE_SEARCH_OPTIMIZERS = {cls.name: cls for cls in

@@ -1,0 +1,78 @@
+"""Same seed, same bits: whether the kernels were just compiled, loaded from numba's disk cache or
+compiled in memory (a read-only install), and whatever the number of threads (issue 17).
+
+The kernels compile in subprocesses with their own cache folder, so this test pays two full
+compilations (fresh, read-only) and one cache load: it is marked slow.
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+import smallvis
+
+SRC = pathlib.Path(smallvis.__file__).parent.parent
+
+# every engine, on each kernel family it has: exact with the fused 2-D Student-t rows, the general
+# rows (k = 3) and a Gaussian output kernel; threaded runs forced (SERIAL_BELOW = 0) so that 1 and
+# 2 threads both really run the parallel kernels
+SCRIPT = """
+import hashlib, json, logging, sys
+import numpy as np
+logging.basicConfig(stream=sys.stderr, level=logging.INFO)
+from smallvis import _parallel, smallvis
+_parallel.SERIAL_BELOW = 0
+X = np.random.default_rng(0).normal(size=(60, 5))
+runs = {"dense": dict(engine="dense"), "exact": dict(engine="exact"),
+        "exact-3d": dict(engine="exact", k=3), "exact-ssne": dict(engine="exact", method="ssne"),
+        "bh": dict(engine="bh"), "fft": dict(engine="fft"),
+        "sgd": dict(engine="sgd", method="umap")}
+out = {}
+for name, kw in runs.items():
+    for threads in (1, 2):
+        Y = smallvis(X, perplexity=10, max_iter=25, random_state=5, n_threads=threads, **kw)
+        out[f"{name}/{threads}"] = hashlib.sha1(np.ascontiguousarray(Y).tobytes()).hexdigest()
+print(json.dumps(out))
+"""
+
+
+NOWHERE = "/proc/smallvis-no-such-folder"  # cannot be created, even by root
+
+
+def _run(cache_dir, path=SRC, home=None):
+    env = {**os.environ, "PYTHONPATH": f"{path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+           "NUMBA_CACHE_DIR": str(cache_dir), "NUMBA_NUM_THREADS": "2"}
+    if home is not None:
+        env.update(HOME=home, XDG_CACHE_HOME=home)
+    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
+                         timeout=1800)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
+
+
+def _read_only_copy(folder):
+    """The package in a zip file: no cache folder numba could write (a read-only install)."""
+    archive = folder / "smallvis.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for file in (SRC / "smallvis").rglob("*.py"):
+            z.write(file, file.relative_to(SRC).as_posix())
+    return archive
+
+
+@pytest.mark.slow
+def test_same_bits_fresh_cached_read_only_and_threads(tmp_path):
+    cache = tmp_path / "numba-cache"
+    fresh, _ = _run(cache)
+    assert list(cache.rglob("*.nbi")), "the fresh run should have filled the cache"
+    cached, _ = _run(cache)
+    read_only, log = _run(NOWHERE, path=_read_only_copy(tmp_path), home=NOWHERE)
+    assert "numba cannot cache" in log  # really compiled in memory
+    assert cached == fresh
+    assert read_only == fresh
+    for name in {key.split("/")[0] for key in fresh}:
+        assert fresh[f"{name}/1"] == fresh[f"{name}/2"], name

@@ -230,3 +230,27 @@ def test_every_method_gives_a_picture_with_no_settings():
         if accuracy < 1.0 or knn < 0.3:
             poor[name] = (accuracy, knn)
     assert poor == {}
+
+
+def test_the_recipes_are_the_evidence_table():
+    """presets.RECIPES encodes benchmarks/defaults_table.json, the settings the evidence chose."""
+    from pathlib import Path
+
+    from smallvis.presets import RECIPES, SGD_METHODS
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "defaults_table.json"
+    table = json.loads(path.read_text())["methods"]
+    assert set(table) == set(RECIPES) | set(SGD_METHODS)
+    for name, row in table.items():
+        if name in SGD_METHODS:
+            assert row == {"engine": "sgd"}
+            continue
+        recipe, n = RECIPES[name], 1797
+        scale, c, *floor = row["eta"]
+        eta = max([c * {"n": n, "1": 1, "1/n": 1 / n}[scale], *floor])
+        got = recipe.step(n)
+        assert (auto_eta(n, 12) if got == "auto" else got) == pytest.approx(eta, rel=1e-5), name
+        assert recipe.exaggeration == row["exaggeration"], name
+        assert recipe.init == row["init"] and recipe.init_sd == row.get("init_sd"), name
+        assert row["max_iter"] == 750 and row["reset"] == (row["exaggeration"] != 1), name
+        assert recipe.min_cost == (-np.inf if "min_cost" in row else None), name

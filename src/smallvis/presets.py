@@ -149,8 +149,9 @@ RECIPES = {
                      "absne", "ntumap", "cetsne", "skdtsne"], TSNE_LIKE),
     "usne": Recipe("auto", EARLY_EXAGGERATION, init_sd=1.0),
     **dict.fromkeys(["tasne", "trsrsne"], Recipe(("1", 1.0), EARLY_EXAGGERATION)),
-    **dict.fromkeys(["ssne", "hssne", "bhssne", "wssne", "btsne", "bssne", "dhssne", "snerv", "sjse",
-                     "ee", "abssne"], Recipe(("n", 0.1 / 150))),
+    **dict.fromkeys(["ssne", "hssne", "bhssne", "wssne", "btsne", "bssne", "dhssne", "snerv", "ee",
+                     "abssne"], Recipe(("n", 0.1 / 150))),
+    "sjse": Recipe(("n", 10.0 / 150)),  # the gallery's step stalls at the start on s1k and digits
     **dict.fromkeys(["asne", "arsrsne", "nerv", "rsrnerv", "jse", "rsrjse"], Recipe(("1", 0.1))),
     **dict.fromkeys(["basne", "btasne", "bnerv"], Recipe(("1", 1e-3))),
     **dict.fromkeys(["rklsne", "chsne"], Recipe(("1", 10.0))),

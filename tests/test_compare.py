@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from smallvis import SmallVis
 from smallvis.api import smallvis
 from smallvis.cli import main
 from smallvis.compare_runner import compare
@@ -28,10 +29,22 @@ def test_step_size_rule_scales_with_n():
     assert suggested_settings("tee", 150)["min_cost"] == -np.inf
 
 
+def test_each_method_runs_as_the_estimator_would(iris):
+    """The default (defaults="auto"): each panel is what SmallVis(method) gives."""
+    cmp = compare(iris.X, "tsne,umap,nerv", params={"umap": {"spread": 2}}, random_state=3,
+                  max_iter=60)
+    for method in ("tsne", ("umap", {"spread": 2}), "nerv"):
+        ref = SmallVis(method, random_state=3, max_iter=60).fit(iris.X).result_
+        name = method if isinstance(method, str) else method[0]
+        np.testing.assert_array_equal(cmp.results[name].Y, ref.Y)
+        assert cmp.results[name].settings == ref.settings and ref.defaults == "auto"
+    assert cmp.results["umap"].engine == "sgd"
+
+
 def test_api_runs_each_method_as_smallvis_would(iris, tmp_path):
     out = tmp_path / "cmp"
     cmp = compare(iris.X, "tsne,mmds", params={"mmds": {"eps": 1e-6}}, out_dir=out,
-                  labels=iris.labels, random_state=3, max_iter=50)
+                  labels=iris.labels, random_state=3, max_iter=50, defaults="smallvis")
     assert list(cmp.table["method"]) == ["tsne", "mmds"]
     for name, settings in (("tsne", {"eta": 500.0}),
                            ("mmds", {"eta": 1e-2, "method": ("mmds", {"eps": 1e-6})})):
@@ -104,12 +117,12 @@ def test_a_progress_bar_per_method(iris, tmp_path, capsys, monkeypatch):
     compare(iris.X, "tsne,umap", out_dir=tmp_path / "api", random_state=0, max_iter=30,
             progress=True, plot=False)
     err = capsys.readouterr().err
-    assert "tsne:" in err and "umap:" in err and "/30 [" in err
+    assert "tsne:" in err and "umap (sgd):" in err and "/30 [" in err
     monkeypatch.setattr("sys.stderr.isatty", lambda: True)
     assert main(["compare", "iris", "--methods", "tsne,largevis", "--max-iter", "20",
                  "--out", str(tmp_path / "cli")]) == 0
     err = capsys.readouterr().err
-    assert "tsne:" in err and "largevis:" in err
+    assert "tsne:" in err and "largevis (sgd):" in err
     assert main(["compare", "iris", "--methods", "tsne", "--max-iter", "20", "--quiet",
                  "--out", str(tmp_path / "quiet")]) == 0
     assert "tsne:" not in capsys.readouterr().err
@@ -120,12 +133,15 @@ def test_largevis_gets_a_repulsion_weight_that_suits_n(iris, tmp_path):
     compare runs it with gamma = 1 / n unless the user sets gamma or turns normalisation off."""
     from smallvis.compare_runner import run_settings
 
-    assert run_settings("largevis", None, 150, {})["method"] == ("largevis", {"gamma": 1 / 150})
-    assert run_settings("largevis", {"gamma": 7.0}, 150, {})["method"] == ("largevis", {"gamma": 7.0})
-    assert run_settings("largevis", {"normalize": False}, 150, {})["method"] == (
-        "largevis", {"normalize": False})
-    assert run_settings("largevis", None, 150, {"engine": "sgd"})["method"] == "largevis"
-    cmp = compare(iris.X, "largevis", out_dir=tmp_path / "lv", random_state=0, plot=False)
+    def settings(params, shared):
+        return run_settings("largevis", params, 150, shared, defaults="smallvis")
+
+    assert settings(None, {})["method"] == ("largevis", {"gamma": 1 / 150})
+    assert settings({"gamma": 7.0}, {})["method"] == ("largevis", {"gamma": 7.0})
+    assert settings({"normalize": False}, {})["method"] == ("largevis", {"normalize": False})
+    assert settings(None, {"engine": "sgd"})["method"] == "largevis"
+    cmp = compare(iris.X, "largevis", out_dir=tmp_path / "lv", random_state=0, plot=False,
+                  defaults="smallvis")
     default = smallvis(iris.X, method="largevis", Y_init="spca", eta=1.0, random_state=0)
     assert cmp.table["knn_15"][0] > knn_preservation(iris.X, default, 15) + 0.2
 

@@ -45,6 +45,10 @@ def add_compare_parser(sub) -> None:
     c.add_argument("--max-iter", type=_whole_number, metavar="N", help="iterations of every method; default "
                    "each method's (1000; epochs on the sgd engine)")
     c.add_argument("--engine", metavar="NAME", help="engine of every method (default auto)")
+    c.add_argument("--defaults", choices=("auto", "smallvis"), default="auto",
+                   help="auto (default): each method with the modern defaults, as 'smallvis embed "
+                        "--method'; smallvis: the original's defaults with a step size per method "
+                        "and one spca start")
     c.add_argument("--seed", type=_whole_number, metavar="S",
                    help="random seed of every run (default: a fresh one, printed and recorded)")
     c.add_argument("--labels", metavar="COLUMN",
@@ -89,7 +93,8 @@ def run_compare(args) -> int:
     info = {**data.info, "command": ["smallvis", *args.argv]}
     cmp = compare(data.X, methods, params=params, out_dir=out, force=args.force,
                   labels=data.labels, label_kind=data.label_kind, input_info=info,
-                  random_state=seed, progress=progress, verbose=args.verbose, **kwargs)
+                  random_state=seed, progress=progress, verbose=args.verbose,
+                  defaults=args.defaults, **kwargs)
     table = cmp.table
     failed = table[table["status"] == "error"]
     if not args.quiet:

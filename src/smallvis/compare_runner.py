@@ -123,7 +123,7 @@ def check_out_dir(out_dir, force: bool) -> Path:
 
 def compare(X, methods=DEFAULT_METHODS, *, params=None, out_dir=None, force: bool = False,
             labels=None, label_name=None, label_kind="auto", input_info=None, random_state=0,
-            progress=False, plot: bool = True, **kwargs) -> Comparison:
+            progress=False, plot: bool = True, defaults="auto", **kwargs) -> Comparison:
     """Run each of ``methods`` on ``X`` with the same settings and seed; tabulate and plot them.
 
     Parameters
@@ -149,11 +149,17 @@ def compare(X, methods=DEFAULT_METHODS, *, params=None, out_dir=None, force: boo
         A progress bar per method.
     plot : bool
         Draw ``grid.png`` (with ``out_dir``).
+    defaults : {"auto", "smallvis"}
+        ``"auto"`` (default): each method runs with the modern defaults (:mod:`smallvis.presets`),
+        what ``SmallVis(method)`` and ``smallvis embed --method`` give. ``"smallvis"``: the
+        original's defaults with a step size that suits each method
+        (:func:`~smallvis.step_sizes.suggested_settings`, LargeVis's ``gamma = 1 / n``) and one
+        ``spca`` start for every method.
     **kwargs
         Further ``smallvis()`` arguments shared by every run (``perplexity``, ``max_iter``,
-        ``engine``, ...). ``Y_init`` defaults to ``"spca"``; ``eta`` and ``min_cost`` to each method's
-        :func:`~smallvis.step_sizes.suggested_settings` (no ``eta`` on the ``sgd`` engine, whose
-        default learning rate is already per method).
+        ``engine``, ...); under ``defaults="smallvis"``, ``Y_init`` defaults to ``"spca"`` and
+        ``eta`` and ``min_cost`` to each method's suggested settings (no ``eta`` on the ``sgd``
+        engine, whose default learning rate is already per method).
 
     Returns
     -------
@@ -161,8 +167,11 @@ def compare(X, methods=DEFAULT_METHODS, *, params=None, out_dir=None, force: boo
     """
     from .input.preprocess import as_numeric_matrix
 
+    from .presets import resolve_defaults_name
+
     names = check_methods(methods)
     params = check_params(params, names)
+    defaults = resolve_defaults_name(defaults)
     bad = sorted({"X", "method", "random_state", "ret_extra", "progress"} & set(kwargs))
     if bad:
         raise ValueError(f"compare sets {', '.join(bad)} itself; pass methods=, params=, "
@@ -178,7 +187,7 @@ def compare(X, methods=DEFAULT_METHODS, *, params=None, out_dir=None, force: boo
                    "sha256": hashlib.sha256(X.tobytes()).hexdigest()}
     rows, runs, results = [], [], {}
     for name in names:
-        settings = run_settings(name, params.get(name), len(X), kwargs)
+        settings = run_settings(name, params.get(name), len(X), kwargs, defaults=defaults)
         row, run, res = _run(X, name, settings, random_state, progress)
         rows.append(row)
         runs.append(run)
@@ -202,9 +211,13 @@ def compare(X, methods=DEFAULT_METHODS, *, params=None, out_dir=None, force: boo
     return Comparison(table, results, record)
 
 
-def run_settings(name: str, params: dict | None, n: int, shared: dict) -> dict:
+def run_settings(name: str, params: dict | None, n: int, shared: dict, *,
+                 defaults: str = "auto") -> dict:
     """The ``smallvis()`` arguments of one method's run (without ``X`` and the seed)."""
     from .step_sizes import suggested_params, suggested_settings
+
+    if defaults == "auto":  # the presets choose per method, as for SmallVis(name)
+        return {**shared, "defaults": "auto", "method": (name, params) if params else name}
 
     settings = {"Y_init": DEFAULT_INIT}
     suggested = suggested_settings(name, n)

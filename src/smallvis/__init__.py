@@ -36,7 +36,7 @@ _LAZY = {
     "fuzzy_set_union": ("affinity", "fuzzy_set_union"),
     "idp_perps": ("affinity", "idp_perps"),
     "intrinsic_dimensionality": ("affinity", "intrinsic_dimensionality"),
-    "list_methods": ("methods", "list_methods"),
+    "list_methods": ("catalog", "list_methods"),
     "smooth_knn_distances": ("affinity", "smooth_knn_distances"),
     "sweep": ("sweep_runner", "sweep"),  # not a module named sweep: importing it would shadow this
     "umap_ab": ("umap_curve", "umap_ab"),

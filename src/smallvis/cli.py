@@ -651,7 +651,7 @@ def _report(args, data, res, seed, out, sidecar) -> None:
 
 def _cmd_methods(args) -> int:
     from ._names import match_name
-    from .methods import list_methods
+    from .catalog import list_methods
 
     infos = list_methods()
     if args.name:

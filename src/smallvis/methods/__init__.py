@@ -6,11 +6,9 @@ Adding a method means adding a ``MethodSpec`` to one of the family modules' ``SP
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from .._names import match_name
 import importlib
 
+from .._names import match_name
 from .base import EPS, Method, MethodSpec, MethodState
 
 # one module per family; each exposes a ``SPECS`` list (imported here: the modules only define things)
@@ -24,41 +22,15 @@ REGISTRY: dict[str, MethodSpec] = {
 }
 
 
-@dataclass(frozen=True)
-class MethodInfo:
-    """What ``list_methods()`` returns for one method."""
+def __getattr__(name):
+    # ``list_methods`` and ``MethodInfo`` live in :mod:`smallvis.catalog`, above the methods and the
+    # engines (which engines serve a method is the engines' knowledge); kept here by name, imported
+    # on first use, never when this package loads: no cycle with the engines
+    if name in ("MethodInfo", "list_methods"):
+        from .. import catalog
 
-    name: str
-    family: str
-    params: dict
-    description: str
-    engines: tuple
-
-    def __str__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
-        return f"{self.name} [{self.family}] {self.description} ({params})"
-
-
-def _engines(spec) -> tuple:
-    """The engines that run a method natively with its default parameters (``exact`` serves every
-    method, through the dense evaluation where it has no fused kernels: listed only when native)."""
-    from ..engines.approx import served_form
-    from ..engines.exact import native_form
-
-    method = build_method(spec.name)
-    found = ["dense"]
-    if native_form(method) is not None:
-        found.append("exact")
-    if served_form(method) is not None:
-        found += ["bh", "fft"]
-    return tuple(found) + tuple(e for e in spec.engines if e not in found)
-
-
-def list_methods() -> list[MethodInfo]:
-    """Every registered method with its family, parameters (with defaults), description and the
-    engines that run it natively."""
-    return [MethodInfo(s.name, s.family, dict(s.params), s.description, _engines(s))
-            for s in REGISTRY.values()]
+        return getattr(catalog, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def split_spec(method) -> tuple[str, dict, bool]:

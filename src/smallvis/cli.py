@@ -30,15 +30,14 @@ import textwrap
 import traceback
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._files import atomic_write, check_output_folder, jsonable
 from ._version import __version__
-from .metrics import K_METRICS, METRIC_K, METRIC_NAMES, compute_metrics
+from .metrics import K_METRICS, METRIC_K, METRIC_NAMES, compute_metrics, pbic_inputs
+from .source import DATA_EXTENSIONS, load_source
 
 PROG = "smallvis"
-DATA_EXTENSIONS = (".csv", ".tsv", ".txt", ".dat", ".npy", ".gz", ".bz2", ".xz")
 _NOT_PARAMETERS = ("X", "epoch_callback", "ret_extra", "verbose", "progress")
 
 
@@ -106,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     g = e.add_argument_group("method")
     g.add_argument("--method", default=None, help="method name (see 'smallvis methods'); default tsne")
     g.add_argument("--param", action="append", metavar="KEY=VALUE", help="method parameter (repeatable)")
-    g.add_argument("--perplexity", type=_number_or_name, metavar="P",
+    g.add_argument("--perplexity", type=number_or_name, metavar="P",
                    help="perplexity (or neighbour count k for kNN methods); default: the "
                    "method's (30; ncvis 15)")
     g.add_argument("--k", type=int, metavar="K", help="output dimensions; default 2")
@@ -124,18 +123,18 @@ def build_parser() -> argparse.ArgumentParser:
                         "ncvis) or smallvis (the R package's defaults and numbers)")
     g.add_argument("--init", metavar="NAME",
                    help="rand (default), pca, spca, laplacian, normlaplacian, or a .npy/.csv matrix")
-    g.add_argument("--init-sdev", type=_positive_number, metavar="S", help="rescale the initial columns to sd S")
-    g.add_argument("--max-iter", type=_whole_number, metavar="N", help="iterations (epochs with --engine sgd); default 1000 (sgd: "
+    g.add_argument("--init-sdev", type=positive_number, metavar="S", help="rescale the initial columns to sd S")
+    g.add_argument("--max-iter", type=whole_number, metavar="N", help="iterations (epochs with --engine sgd); default 1000 (sgd: "
                    "500, or 200 above 10,000 points; ncvis 50)")
-    g.add_argument("--eta", type=_number_or_name, metavar="ETA", help="learning rate or 'optsne'")
+    g.add_argument("--eta", type=number_or_name, metavar="ETA", help="learning rate or 'optsne'")
     g.add_argument("--opt", metavar="NAME",
                    help="optimiser: dbd (default), ndbd, adagrad, adadelta, rmsprop, adam, amsgrad, "
                    "adamax, nadam, steepd, mom, nag, gmom, l-bfgs, bfgs, cg, sd, specd")
     g.add_argument("--opt-param", action="append", metavar="KEY=VALUE",
                    help="optimiser parameter (repeatable)")
-    g.add_argument("--exaggeration", type=_positive_number, metavar="F", help="early exaggeration factor")
+    g.add_argument("--exaggeration", type=positive_number, metavar="F", help="early exaggeration factor")
     g.add_argument("--stop-lying-iter", type=int, metavar="N", help="last early-exaggeration iteration")
-    g.add_argument("--late-exaggeration", type=_positive_number, metavar="F", help="late exaggeration factor")
+    g.add_argument("--late-exaggeration", type=positive_number, metavar="F", help="late exaggeration factor")
     g.add_argument("--start-late-lying-iter", type=int, metavar="N",
                    help="iteration after which late exaggeration starts")
     g.add_argument("--engine", metavar="NAME",
@@ -143,9 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--engine-param", action="append", metavar="KEY=VALUE",
                    help="engine option, e.g. theta=0.5 (bh) or negative_sample_rate=5 (sgd); "
                         "repeatable")
-    g.add_argument("--threads", type=_whole_number, metavar="N",
+    g.add_argument("--threads", type=whole_number, metavar="N",
                    help="numba threads (default 0: all; the result is the same for any N)")
-    g.add_argument("--seed", type=_whole_number, metavar="S",
+    g.add_argument("--seed", type=whole_number, metavar="S",
                    help="random seed (default: a fresh one, printed and recorded for reuse)")
     g = e.add_argument_group("output")
     g.add_argument("--plot", metavar="FILE.png", help="save a scatter plot (overwrites)")
@@ -230,7 +229,7 @@ def parse_params(items: Sequence[str] | None, option: str) -> dict:
     return out
 
 
-def _whole_number(text: str) -> int:
+def whole_number(text: str) -> int:
     """argparse type of --seed and --max-iter: an int >= 0 (a seed of -1 or -1 iterations would
     otherwise reach numpy's message, or run and return the initial coordinates)."""
     try:
@@ -242,7 +241,7 @@ def _whole_number(text: str) -> int:
     return value
 
 
-def _positive_number(text: str) -> float:
+def positive_number(text: str) -> float:
     """argparse type of the exaggeration factors and --init-sdev: finite and > 0 (``nan``, ``inf``
     and ``0`` parse as floats but mean nothing here)."""
     try:
@@ -254,7 +253,7 @@ def _positive_number(text: str) -> float:
     return value
 
 
-def _number_or_name(text: str):
+def number_or_name(text: str):
     value = parse_value(text)
     if isinstance(value, bool) or value is None or isinstance(value, list):
         raise argparse.ArgumentTypeError(f"expected a number or a name, got {text!r}")
@@ -332,46 +331,6 @@ def _setup_logging(verbose: bool):
 # embed
 
 
-@dataclass
-class _Input:
-    X: object
-    labels: object
-    label_name: str | None
-    label_kind: str
-    info: dict = field(default_factory=dict)
-    dropped: list = field(default_factory=list)
-
-
-def _load_input(source: str, labels: str | None, data_dir: str | None = None) -> _Input:
-    """A file when one exists at ``source``; else a built-in dataset (its files read from
-    ``data_dir`` when given)."""
-    path = Path(source)
-    if path.exists():
-        if data_dir is not None:
-            raise ValueError(f"--data-dir is for the downloaded datasets; {source} is a file")
-        from .tabular import read_table
-
-        t = read_table(path, labels)
-        info = {"source": "file", "path": str(path.resolve()), "columns": t.columns,
-                "label_column": t.label_name, "dropped_columns": t.dropped}
-        return _Input(t.X, t.labels, t.label_name, "auto", info, t.dropped)
-    if path.suffix.lower() in DATA_EXTENSIONS or os.sep in source or "/" in source:
-        raise FileNotFoundError(f"input file not found: {source}")
-    from ._names import InvalidNameError
-    from .datasets import load_dataset
-
-    try:
-        ds = load_dataset(source, path=data_dir)
-    except InvalidNameError as err:
-        raise InvalidNameError(f"no file named {source!r}, and {err}") from None
-    if labels is not None:
-        raise ValueError(f"--labels is for files; dataset {ds.name!r} has its own labels "
-                         f"({ds.label_name})")
-    info = {"source": "dataset", "name": ds.name, "description": ds.description,
-            "label_column": ds.label_name}
-    return _Input(ds.X, ds.labels, ds.label_name, ds.label_kind, info)
-
-
 def _smallvis_kwargs(args) -> dict:
     """The arguments for ``smallvis()`` that the command line sets (the rest keep their defaults)."""
     kw = {}
@@ -441,7 +400,7 @@ def _cmd_embed(args) -> int:
     kwargs = _smallvis_kwargs(args)
     out, sidecar = _check_outputs(args)
     snapshots, callback = _check_run_plots(args, kwargs, out, sidecar)
-    data = _load_input(args.input, args.labels, args.data_dir)
+    data = load_source(args.input, args.labels, args.data_dir)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little") >> 1
     from .api import smallvis
 
@@ -468,7 +427,7 @@ def _cmd_embed(args) -> int:
         animate(snapshots, args.animate, data.labels, title=method_name(res.method),
                 label_kind=data.label_kind, label_name=data.label_name)
     if args.metrics:
-        res.metrics = compute_metrics(data.X, res.Y, **_pbic_inputs(res))
+        res.metrics = compute_metrics(data.X, res.Y, **pbic_inputs(res))
     title = plot_title(res)
     if args.plot is not None:
         from .plot import plot_embedding
@@ -531,20 +490,6 @@ def _check_run_plots(args, kwargs, out, sidecar) -> tuple:
         kwargs["epoch"] = args.animate_every
     snapshots = []
     return snapshots, lambda Y, it, cost: snapshots.append((it, Y.copy(), cost))
-
-
-def _pbic_inputs(res) -> dict:
-    """``cost`` (the final KL) and ``perplexity`` for the pBIC metric when the method's cost is a plain
-    KL divergence (gsne only with lambda 0) and the perplexity a single number; else nothing."""
-    from .methods import build_method
-
-    p = res.perplexity
-    method = build_method(res.method)
-    kl = getattr(getattr(method, "divergence", None), "name", None) == "kl"
-    if not kl or getattr(method, "params", {}).get("lambda") or res.opt.get("name") == "sgd" \
-            or isinstance(p, bool) or not isinstance(p, (int, float)):
-        return {}
-    return {"cost": res.cost, "perplexity": p}
 
 
 def method_name(method) -> str:

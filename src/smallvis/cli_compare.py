@@ -16,9 +16,10 @@ import os
 import sys
 from pathlib import Path
 
-from .cli import (_load_input, _number_or_name, _whole_number, add_data_dir_option,
-                  add_talk_options, parse_value)
+from .cli import (add_data_dir_option, add_talk_options, number_or_name, parse_value,
+                  whole_number)
 from .metrics import METRIC_K
+from .source import load_source
 
 
 def add_compare_parser(sub) -> None:
@@ -39,17 +40,17 @@ def add_compare_parser(sub) -> None:
                         f"{','.join(DEFAULT_METHODS)})")
     c.add_argument("--param", action="append", metavar="METHOD.KEY=VALUE",
                    help="a method's parameter, e.g. umap.spread=2 (repeatable)")
-    c.add_argument("--perplexity", type=_number_or_name, metavar="P",
+    c.add_argument("--perplexity", type=number_or_name, metavar="P",
                    help="perplexity (neighbour count for kNN methods) of every method; default: "
                         "each method's")
-    c.add_argument("--max-iter", type=_whole_number, metavar="N", help="iterations of every method; default "
+    c.add_argument("--max-iter", type=whole_number, metavar="N", help="iterations of every method; default "
                    "each method's (1000; epochs on the sgd engine)")
     c.add_argument("--engine", metavar="NAME", help="engine of every method (default auto)")
     c.add_argument("--defaults", choices=("auto", "smallvis"), default="auto",
                    help="auto (default): each method with the modern defaults, as 'smallvis embed "
                         "--method'; smallvis: the original's defaults with a step size per method "
                         "and one spca start")
-    c.add_argument("--seed", type=_whole_number, metavar="S",
+    c.add_argument("--seed", type=whole_number, metavar="S",
                    help="random seed of every run (default: a fresh one, printed and recorded)")
     c.add_argument("--labels", metavar="COLUMN",
                    help="label column of a file (name or 0-based index): colours the plot")
@@ -85,7 +86,7 @@ def run_compare(args) -> int:
     kwargs = {name: value for name, value in (("perplexity", args.perplexity),
                                                ("max_iter", args.max_iter),
                                                ("engine", args.engine)) if value is not None}
-    data = _load_input(args.input, args.labels, args.data_dir)
+    data = load_source(args.input, args.labels, args.data_dir)
     name = data.info.get("name") or Path(args.input).stem
     out = check_out_dir(args.out if args.out is not None else f"compare-{name}", args.force)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little") >> 1
@@ -98,9 +99,9 @@ def run_compare(args) -> int:
     table = cmp.table
     failed = table[table["status"] == "error"]
     if not args.quiet:
-        from .cli_sweep import _print_table
+        from .cli_sweep import print_table
 
-        _print_table(table)
+        print_table(table)
         print(f"{len(table)} methods on {name} ({data.X.shape[0]} x {data.X.shape[1]}), seed "
               f"{seed}; saved {', '.join(str(out / name) for name in OUTPUTS if (out / name).exists())}")
     for row in failed.itertuples():

@@ -9,7 +9,8 @@ import math
 from pathlib import Path
 
 from ._files import atomic_write, check_output_folder
-from .cli import _Input, _load_input, add_data_dir_option
+from .cli import add_data_dir_option
+from .source import Source, load_source
 
 
 def add_idp_parser(sub) -> None:
@@ -87,7 +88,7 @@ def _idp_input(X, scale, pca):
     return data.X, note
 
 
-def _idp_classes(data: _Input):
+def _idp_classes(data: Source):
     """The labels to split the curves by, or None (no labels, or continuous ones)."""
     import numpy as np
 
@@ -112,7 +113,7 @@ def run_idp(args) -> int:
     from .plot import _fmt
 
     out = _check_idp_outputs(args)
-    data = _load_input(args.input, args.labels, args.data_dir)
+    data = load_source(args.input, args.labels, args.data_dir)
     labels = _idp_classes(data)
     X, note = _idp_input(data.X, args.scale, args.pca)
     res = intrinsic_dimensionality(X, args.perplexities, labels=labels)

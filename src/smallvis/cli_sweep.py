@@ -19,8 +19,9 @@ import sys
 import threading
 from pathlib import Path
 
-from .cli import _load_input, add_data_dir_option, add_talk_options
+from .cli import add_data_dir_option, add_talk_options
 from .metrics import METRIC_K
+from .source import load_source
 
 
 EXAMPLE = """\
@@ -99,7 +100,7 @@ def run_sweep(args) -> int:
     grid = load_grid(args.grid)  # a bad grid fails before the input is read
     if args.jobs != 1 and args.scheduler is not None:
         raise ValueError("give either --jobs or --scheduler, not both")
-    data = _load_input(args.input, args.labels, args.data_dir)
+    data = load_source(args.input, args.labels, args.data_dir)
     name = data.info.get("name") or Path(args.input).stem
     out = Path(args.out) if args.out is not None else Path(f"sweep-{name}")
     quiet = args.quiet
@@ -120,7 +121,7 @@ def run_sweep(args) -> int:
     failed = table[table["status"] == "error"]
     diverged = int((table["status"] == "diverged").sum())
     if not quiet:
-        _print_table(table)
+        print_table(table)
         attrs = table.attrs
         print(f"done: {int((table['status'] == 'ok').sum())} ok, "
               + (f"{diverged} diverged, " if diverged else "")
@@ -156,7 +157,7 @@ def _terminate_on_sigterm(out: Path):
         signal.signal(signal.SIGTERM, previous)
 
 
-def _print_table(table, limit: int = 50) -> None:
+def print_table(table, limit: int = 50) -> None:
     """The results as an aligned table (text left, numbers right), without id, wall time, error."""
     cols = [c for c in table.columns if c not in ("id", "wall_secs", "error")]
     rows = [[_fmt(v) for v in row] for row in table[cols].head(limit).itertuples(index=False)]

@@ -23,7 +23,7 @@ import numpy as np
 
 from ._files import atomic_write, jsonable
 from ._version import __version__
-from .metrics import K_METRICS, METRIC_K, compute_metrics
+from .metrics import K_METRICS, METRIC_K, compute_metrics, pbic_inputs
 
 DEFAULT_METHODS = ("tsne", "umap", "largevis", "mmds")
 DEFAULT_INIT = "spca"  # one deterministic start for every method (random starts hide structure)
@@ -236,7 +236,6 @@ def run_settings(name: str, params: dict | None, n: int, shared: dict, *,
 def _run(X, name: str, settings: dict, seed, progress):
     """One method: (table row, JSON record, result or None)."""
     from .api import smallvis
-    from .cli import _pbic_inputs
     from .driver import EXPLODING
 
     start = time.perf_counter()
@@ -254,7 +253,7 @@ def _run(X, name: str, settings: dict, seed, progress):
     exploded = finite and Y.size > 0 and float(np.abs(Y).max()) > EXPLODING
     status = "diverged" if res.diverged or not finite or exploded else "ok"
     # a diverged run's last finite coordinates may be too large for distances: no metrics
-    res.metrics = (compute_metrics(X, Y, **_pbic_inputs(res)) if status == "ok"
+    res.metrics = (compute_metrics(X, Y, **pbic_inputs(res)) if status == "ok"
                    else {"k": METRIC_K})
     k = res.metrics["k"]
     row = {"method": name, "status": status, "cost": res.cost, "iterations": res.iter,

@@ -28,8 +28,8 @@ from .metrics_rank import (_BLOCK_BYTES, RANK_MAX_N, RANK_NAMES, RANK_SEED, _che
                            rank_metrics, rnx_auc, rnx_curve, trustworthiness)
 
 __all__ = ["METRIC_K", "METRIC_NAMES", "RANK_MAX_N", "compute_metrics", "continuity",
-           "knn_preservation", "pbic", "random_triplet_accuracy", "rnx_auc", "rnx_curve",
-           "trustworthiness"]
+           "knn_preservation", "pbic", "pbic_inputs", "random_triplet_accuracy", "rnx_auc",
+           "rnx_curve", "trustworthiness"]
 
 
 def _neighbours(Z: np.ndarray, k: int) -> np.ndarray:
@@ -128,6 +128,22 @@ def pbic(kl_cost: float, perplexity: float, n: int) -> float:
     if n < 1:
         raise ValueError(f"pbic needs n >= 1; got {n!r}")
     return float(2.0 * kl_cost + perplexity / n * np.log(n))
+
+
+
+def pbic_inputs(res) -> dict:
+    """``cost`` (the final KL) and ``perplexity`` for the pBIC metric of a result ``res`` when the
+    method's cost is a plain KL divergence (gsne only with lambda 0) and the perplexity a single
+    number; else nothing. ``compute_metrics(X, res.Y, **pbic_inputs(res))``."""
+    from .methods import build_method
+
+    p = res.perplexity
+    method = build_method(res.method)
+    kl = getattr(getattr(method, "divergence", None), "name", None) == "kl"
+    if not kl or getattr(method, "params", {}).get("lambda") or res.opt.get("name") == "sgd" \
+            or isinstance(p, bool) or not isinstance(p, (int, float)):
+        return {}
+    return {"cost": res.cost, "perplexity": p}
 
 
 # the neighbourhood size of the metrics the command line and sweeps report

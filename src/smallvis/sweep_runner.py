@@ -93,9 +93,9 @@ def _sweep(X, grid, out_dir, *, labels, label_name, name, n_jobs, scheduler, con
     runs = grid.runs()
     label_kind = "auto"
     if isinstance(X, (str, Path)):
-        from .cli import _load_input
+        from .source import load_source
 
-        data = _load_input(str(X), None)
+        data = load_source(str(X))
         name = name or data.info.get("name") or Path(X).name
         X, label_kind = data.X, data.label_kind
         if labels is None:

@@ -13,7 +13,8 @@ import smallvis
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = ROOT / "pyproject.toml"
-CLI_MODULES = {"__main__", "cli", "cli_compare", "cli_idp", "cli_report", "cli_sweep"}
+CLI_MODULES = {"__main__", "cli", "cli_compare", "cli_idp", "cli_options", "cli_report",
+               "cli_sweep"}
 
 
 def _env():

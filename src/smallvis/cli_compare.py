@@ -16,8 +16,8 @@ import os
 import sys
 from pathlib import Path
 
-from .cli import (add_data_dir_option, add_talk_options, number_or_name, parse_value,
-                  whole_number)
+from .cli_options import (add_data_dir_option, add_talk_options, number_or_name, parse_value,
+                          whole_number)
 from .metrics import METRIC_K
 from .source import load_source
 

@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 
 from ._files import atomic_write, check_output_folder
-from .cli import add_data_dir_option
+from .cli_options import add_data_dir_option
 from .source import Source, load_source
 
 

@@ -12,7 +12,7 @@ write (replaced only with --force).
 
 from __future__ import annotations
 
-from .cli import add_talk_options
+from .cli_options import add_talk_options
 
 
 def add_report_parser(sub) -> None:

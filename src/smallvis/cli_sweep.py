@@ -19,7 +19,7 @@ import sys
 import threading
 from pathlib import Path
 
-from .cli import add_data_dir_option, add_talk_options
+from .cli_options import add_data_dir_option, add_talk_options
 from .metrics import METRIC_K
 from .source import load_source
 

@@ -16,10 +16,10 @@ from . import driver, presets
 from ._logging import logger, verbose_logging
 from ._parallel import run_threads
 from ._random import as_generator
+from .arguments import check_arguments
 from .engines import resolve_engine
 from .init import (check_init_matrix, pca_init, power_iteration_init, rescale, resolve_init,
                    scale_by_first_column, spectral_init)
-from .input.arguments import check_arguments
 from .input.data import InputData
 from .input.preprocess import as_numeric_matrix, pca_scores, pca_whiten, resolve_scale, scale_input
 from .input.validate import check_distance_matrix

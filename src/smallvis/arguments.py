@@ -79,8 +79,8 @@ def _perplexity(value):
 def _y_init(value):
     if value is None or not isinstance(value, str):
         return value  # an array: its shape is checked once n is known
-    from .._names import InvalidNameError
-    from ..init import resolve_init
+    from ._names import InvalidNameError
+    from .init import resolve_init
 
     try:
         resolve_init(value)

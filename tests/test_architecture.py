@@ -1,5 +1,6 @@
 """The import architecture: the library never imports the command line, the method registry never
-imports the engines (pyproject.toml's [tool.importlinter] contracts, checked with import-linter)."""
+imports the engines, no import cycles (pyproject.toml's [tool.importlinter] contracts, checked
+with import-linter)."""
 
 import os
 import pkgutil
@@ -55,8 +56,8 @@ def test_library_contract_names_every_library_module():
     present = {m.name for m in pkgutil.iter_modules(smallvis.__path__)}
     assert forbidden == CLI_MODULES
     assert present - CLI_MODULES == listed, (
-        f"add to pyproject.toml's library-not-cli source_modules: {sorted(present - CLI_MODULES - listed)}; "
-        f"remove: {sorted(listed - present)}")
+        f"add to pyproject.toml's library-not-cli source_modules: "
+        f"{sorted(present - CLI_MODULES - listed)}; remove: {sorted(listed - present)}")
 
 
 def test_loading_the_library_loads_neither_cli_nor_engines():

@@ -33,11 +33,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
-
-# fast arithmetic for the sums only (reassociation lets the reductions vectorise)
-FAST_SUM = {"nsz", "arcp", "contract", "reassoc"}
-# the exp routine must not be reassociated (it would undo the two-constant reduction)
-FAST_EXP = {"contract"}
+from .._sums import pairwise_sum
 
 CUTOFF = 50.0
 EPS = float(np.finfo(np.float64).eps)
@@ -51,7 +47,7 @@ _MANTISSA = (1 << 52) - 1
 _ONE_BITS = 1023 << 52
 
 
-@njit(cache=True, fastmath=FAST_EXP, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _exp_parts(beta, d, w, bits):
     """``exp(-beta d[j]) = w[j] * 2^k`` with ``bits[j]`` the bit pattern of ``2^k`` (the
     float64 view of ``bits`` is the scale; ``d >= 0``, ``beta >= 0``)."""
@@ -90,28 +86,28 @@ def exp_neg(beta, d, w, bits):
         w[j] = w[j] * scale[j]
 
 
-@njit(cache=True, fastmath=FAST_SUM, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _scaled_sums(d, w, bits):
-    """``(sum_j e_j, sum_j d_j e_j)`` with ``e_j = w[j] * 2^k_j`` from :func:`_exp_parts`."""
-    scale = bits[:d.shape[0]].view(np.float64)
-    z = 0.0
-    s = 0.0
-    for j in range(d.shape[0]):
+    """``(sum_j e_j, sum_j d_j e_j)`` with ``e_j = w[j] * 2^k_j`` from :func:`_exp_parts`, in the
+    fixed order of :func:`pairwise_sum` (``w`` and ``bits`` are overwritten)."""
+    m = d.shape[0]
+    scale = bits[:m].view(np.float64)
+    for j in range(m):
         e = w[j] * scale[j]
-        z += e
-        s += d[j] * e
-    return z, s
+        w[j] = e
+        scale[j] = d[j] * e
+    return pairwise_sum(w, m), pairwise_sum(scale, m)
 
 
-@njit(cache=True, fastmath=FAST_SUM, error_model="numpy")
-def _sums(d, w):
-    """``(sum_j w_j, sum_j d_j w_j)``."""
-    z = 0.0
-    s = 0.0
-    for j in range(d.shape[0]):
-        z += w[j]
-        s += d[j] * w[j]
-    return z, s
+@njit(cache=True, error_model="numpy")
+def _sums(d, w, a, b):
+    """``(sum_j w_j, sum_j d_j w_j)`` in the fixed order of :func:`pairwise_sum` (``a``, ``b``:
+    scratch of at least len(d))."""
+    m = d.shape[0]
+    for j in range(m):
+        a[j] = w[j]
+        b[j] = d[j] * w[j]
+    return pairwise_sum(a, m), pairwise_sum(b, m)
 
 
 @njit(cache=True, error_model="numpy")
@@ -167,7 +163,7 @@ def bisect_row(d, log_u, beta, tol, max_tries, sel, w, bits):
     return beta, abs(H - log_u) <= tol
 
 
-@njit(cache=True, fastmath=FAST_EXP, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def log_pos(x, out, bits):
     """``out[j] = log(x[j])`` for positive normal ``x`` (``bits``: int64 scratch, len(x)).
 
@@ -205,13 +201,14 @@ def log_pos(x, out, bits):
         out[j] = e * _LN2_HI + (2.0 * s * p + e * _LN2_LO)
 
 
-@njit(cache=True, fastmath=FAST_SUM, error_model="numpy")
+@njit(cache=True, error_model="numpy")
 def _dint_terms(d, w, z, H, logs):
-    """``sum_j d_j p_j (log(p_j + eps) + H)``, ``p = w / z``, ``logs[j] = log(p_j + eps)``."""
-    s = 0.0
-    for j in range(d.shape[0]):
-        s += d[j] * (w[j] / z) * (logs[j] + H)
-    return s
+    """``sum_j d_j p_j (log(p_j + eps) + H)``, ``p = w / z``, ``logs[j] = log(p_j + eps)`` (in the
+    fixed order of :func:`pairwise_sum`; ``logs`` is overwritten by the terms)."""
+    m = d.shape[0]
+    for j in range(m):
+        logs[j] = d[j] * (w[j] / z) * (logs[j] + H)
+    return pairwise_sum(logs, m)
 
 
 @njit(cache=True, error_model="numpy")
@@ -220,7 +217,7 @@ def row_weights(beta, d, w, bits, q, logs):
     ``dint = -2 beta sum_j d_j p_j (log(p_j + eps) + H)``, ``p = w / Z``
     (``q``, ``logs``: scratch)."""
     exp_neg(beta, d, w, bits)
-    z, s = _sums(d, w)
+    z, s = _sums(d, w, q, logs)
     if z == 0.0:
         return z, 0.0, 0.0
     H = math.log(z) + beta * s / z

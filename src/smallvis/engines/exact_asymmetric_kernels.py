@@ -31,6 +31,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
+from .._sums import pairwise_sum
 from .exact_kernels import (GAUSSIAN_KERNEL, T_KERNEL, _row_d2, add_pair_forces,
                             clear_chunk, reduce_chunks)
 
@@ -78,15 +79,16 @@ def weight_rows(Yt, code, alpha, beta, bounds, d2_scratch, w_scratch, g_scratch,
             m = n - i - 1
             _row_d2(Yt, i, d2)
             _row_weights(code, alpha, beta[i:i + 1] if scaled else one, False, d2, w, g, m)
-            acc = 0.0
-            for j in range(m):
-                acc += w[j]
-            cbuf[c, i] += acc
-            if scaled:  # w_ji = w(beta_j d2_ij)
-                _row_weights(code, alpha, beta[i + 1:], True, d2, w, g, m)
             cb = cbuf[c, i + 1:]
-            for j in range(m):
-                cb[j] += w[j]
+            if scaled:  # w_ji = w(beta_j d2_ij)
+                cbuf[c, i] += pairwise_sum(w, m)
+                _row_weights(code, alpha, beta[i + 1:], True, d2, w, g, m)
+                for j in range(m):
+                    cb[j] += w[j]
+            else:
+                for j in range(m):
+                    cb[j] += w[j]
+                cbuf[c, i] += pairwise_sum(w, m)
     reduce_chunks(bounds, np.empty((0, 0, 0)), cbuf, False, True, np.empty((0, 0)), Z)
 
 
@@ -135,11 +137,10 @@ def kl_pair_terms(P, Yt, f, code, alpha, clamp, eps, by_row, inv_z, beta, bounds
                 qb[j] = qji
                 if want_grad:
                     kk[j] = 2.0 * ((f * prow[j] - qij) * ga[j] + (f * pcol[j] - qji) * gb[j])
-            if want_grad:
-                add_pair_forces(Yt, i, kk, gbuf[c], m)
+            if want_grad:  # d2 is free: the terms' scratch
+                add_pair_forces(Yt, i, kk, gbuf[c], m, d2)
             if want_cost:
                 cb = cbuf[c, i + 1:]
-                acc = 0.0
                 for j in range(m):
                     pij = f * prow[j]
                     pji = f * pcol[j]
@@ -150,12 +151,12 @@ def kl_pair_terms(P, Yt, f, code, alpha, clamp, eps, by_row, inv_z, beta, bounds
                     if pji != 0.0 or qb[j] != qb[j]:
                         vji = pji * math.log(qb[j])
                     if by_row:  # point i gets P_ij log q_ij, point j gets P_ji log q_ji
-                        acc += vij
+                        d2[j] = vij
                         cb[j] += vji
                     else:  # by columns: the other way round
-                        acc += vji
+                        d2[j] = vji
                         cb[j] += vij
-                cbuf[c, i] += acc
+                cbuf[c, i] += pairwise_sum(d2, m)
     reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, cross)
 
 

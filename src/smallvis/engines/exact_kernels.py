@@ -23,6 +23,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
+from .._sums import pairwise_sum
 
 N_CHUNKS = 32
 
@@ -60,40 +61,19 @@ def _row_d2(Yt, i, d2):
 
 @njit(cache=True, error_model="numpy")
 def _row_weight_sum(code, alpha, d2, m):
-    """Sum of the output weights ``w(d2[j])`` for ``j < m``."""
-    s = 0.0
+    """Sum of the output weights ``w(d2[j])`` for ``j < m`` (``d2[:m]`` is overwritten by them and
+    summed with :func:`pairwise_sum`)."""
     if code == T_KERNEL:
         for j in range(m):
-            s += 1.0 / (1.0 + d2[j])
+            d2[j] = 1.0 / (1.0 + d2[j])
     elif code == GAUSSIAN_KERNEL:
         for j in range(m):
-            s += math.exp(-d2[j])
+            d2[j] = math.exp(-d2[j])
     else:
         inv_alpha = 1.0 / alpha
         for j in range(m):
-            s += math.exp(-math.log1p(alpha * d2[j]) * inv_alpha)
-    return s
-
-
-@njit(cache=True, error_model="numpy")
-def pairwise_sum(buf, m):
-    """``sum(buf[:m])`` in a fixed pairwise order, overwriting ``buf[:m]``.
-
-    Each pass adds the upper half onto the lower half, an element-wise loop that LLVM vectorises
-    without any licence to reorder (the kernels compile without fastmath, see ``smallvis._jit``): the
-    speed of a vectorised sum, the same bits whatever the optimiser does, and the accuracy of
-    pairwise summation.
-    """
-    while m > 8:
-        h = m // 2
-        top = buf[m - h:m]
-        for j in range(h):
-            buf[j] += top[j]
-        m -= h
-    s = 0.0
-    for j in range(m):
-        s += buf[j]
-    return s
+            d2[j] = math.exp(-math.log1p(alpha * d2[j]) * inv_alpha)
+    return pairwise_sum(d2, m)
 
 
 @njit(cache=True, error_model="numpy")
@@ -149,18 +129,18 @@ def clear_chunk(gbuf, cbuf, c, lo, nf, want_grad, want_cost):
 
 
 @njit(cache=True, error_model="numpy")
-def add_pair_forces(Yt, i, kk, gb, m):
-    """``gb[d, i] += sum_j kk[j] (y_id - y_jd)`` and ``gb[d, j] -= kk[j] (y_id - y_jd)``."""
+def add_pair_forces(Yt, i, kk, gb, m, t):
+    """``gb[d, i] += sum_j kk[j] (y_id - y_jd)`` and ``gb[d, j] -= kk[j] (y_id - y_jd)`` (``t``:
+    scratch (n,) for the terms, summed with :func:`pairwise_sum`)."""
     for d in range(Yt.shape[0]):
         yi = Yt[d, i]
         yd = Yt[d, i + 1:]
         g = gb[d, i + 1:]
-        acc = 0.0
         for j in range(m):
-            t = kk[j] * (yi - yd[j])
-            acc += t
-            g[j] -= t
-        gb[d, i] += acc
+            tj = kk[j] * (yi - yd[j])
+            t[j] = tj
+            g[j] -= tj
+        gb[d, i] += pairwise_sum(t, m)
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
@@ -249,19 +229,19 @@ def kl_terms(P, Yt, f, code, alpha, clamp, eps, Z, bounds, want_cost, want_grad,
                 _row_d2(Yt, i, d2)
                 _row_q_stiffness(code, alpha, clamp, eps, inv_z, four_f, prow, d2, q, kk, m,
                                  want_grad)
-            if want_grad and not fast:
-                add_pair_forces(Yt, i, kk, gbuf[c], m)
+            if want_grad and not fast:  # d2 is free: the terms' scratch
+                add_pair_forces(Yt, i, kk, gbuf[c], m, d2)
             if want_cost:
                 cb = cbuf[c, i + 1:]
-                acc = 0.0
                 for j in range(m):
                     p = f * prow[j]
                     qj = q[j]
+                    v = 0.0
                     if p != 0.0 or qj != qj:  # xlogy(0, q) = 0 (NaN stays NaN)
                         v = p * math.log(qj)
-                        acc += v
                         cb[j] += v
-                cbuf[c, i] += acc
+                    q[j] = v
+                cbuf[c, i] += pairwise_sum(q, m)
     reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, cross)
 
 

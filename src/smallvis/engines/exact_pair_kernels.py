@@ -28,6 +28,7 @@ import numpy as np
 from numba import prange
 
 from .._jit import njit
+from .._sums import pairwise_sum
 from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
 
 # divergences (the row function to call)
@@ -53,13 +54,13 @@ def _umap_weight(log_a, b, x):
 
 @njit(cache=True, error_model="numpy")
 def _row_kl_repulsion(wk, prm, d2, kk, m):
-    """KL's repulsion: ``kk = w^(1 + alpha)`` (the stiffness of ``R_i``); returns ``sum w``."""
-    s = 0.0
+    """KL's repulsion: ``kk = w^(1 + alpha)`` (the stiffness of ``R_i``); returns ``sum w``
+    (``d2`` is overwritten by ``w``)."""
     if wk == W_T:
         for j in range(m):
             w = 1.0 / (1.0 + d2[j])
             kk[j] = w * w
-            s += w
+            d2[j] = w
     else:
         alpha = prm[A]
         inv_alpha = 1.0 / alpha
@@ -67,8 +68,8 @@ def _row_kl_repulsion(wk, prm, d2, kk, m):
             ad2 = alpha * d2[j]
             w = math.exp(-math.log1p(ad2) * inv_alpha)
             kk[j] = w / (1.0 + ad2)
-            s += w
-    return s
+            d2[j] = w
+    return pairwise_sum(d2, m)
 
 
 @njit(cache=True, error_model="numpy")
@@ -137,9 +138,9 @@ def _row_umap(wk, prm, xrow, d2, kk, cc, m, want_cost, want_grad):
 @njit(cache=True, error_model="numpy")
 def _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m):
     """The f-divergences with ``w = 1/(1 + d2)``, ``q = w / Z``: ``k2 = q w`` and the pair's cost,
-    its share of ``S`` and ``kk`` such that ``K = kk + c S k2`` (``c`` per divergence)."""
+    its share of ``S`` and ``kk`` such that ``K = kk + c S k2`` (``c`` per divergence); ``d2`` is
+    overwritten by the terms of ``S``."""
     f, eps, inv_z = prm[F], prm[EPS], prm[INV_Z]
-    s = 0.0
     if div == RKL:  # L = log(q / max(p, eps)); c = q L; S = sum q L; K = 4 q w (S - L)
         for j in range(m):
             w = 1.0 / (1.0 + d2[j])
@@ -148,7 +149,7 @@ def _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m):
             L = math.log(q / max(f * xrow[j], eps))
             v = q * L
             cc[j] = v
-            s += v
+            d2[j] = v
             kk[j] = -4.0 * qw * L
             k2[j] = qw
     elif div == JS:  # M = (p + q)/2, L = log(q/M); c = (q L - p log M)/2; K = 2 q w (S - L)
@@ -161,7 +162,7 @@ def _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m):
             L = math.log(q / mm)
             v = q * L
             cc[j] = 0.5 * (v - p * math.log(mm))
-            s += v
+            d2[j] = v
             kk[j] = -2.0 * qw * L
             k2[j] = qw
     elif div == CHI2:  # c = (p - q)^2 / q; S = sum p^2 / q; K = 4 q w (p^2 / q^2 - S)
@@ -174,7 +175,7 @@ def _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m):
             diff = p - q
             cc[j] = diff * diff * iq
             t = p * p * iq
-            s += t
+            d2[j] = t
             kk[j] = 4.0 * qw * (t * iq)
             k2[j] = qw
     else:  # Hellinger: c = (sqrt p - sqrt q)^2; S = sum sqrt(p q); K = 4 q w (sqrt(p/q) - S)
@@ -186,10 +187,10 @@ def _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m):
             sq = math.sqrt(q)
             diff = sp - sq
             cc[j] = diff * diff
-            s += sp * sq
+            d2[j] = sp * sq
             kk[j] = 4.0 * qw * (sp / sq)
             k2[j] = qw
-    return s
+    return pairwise_sum(d2, m)
 
 
 @njit(cache=True, error_model="numpy")
@@ -264,17 +265,15 @@ def pair_pass(Yt, X, div, wk, prm, bounds, want_cost, want_grad, two_forces,
             xrow = X[i if dense_x else 0, i + 1:]
             _row_d2(Yt, i, d2)
             s += _row_terms(div, wk, prm, xrow, d2, kk, k2, cc, m, want_cost, want_grad)
-            if want_grad:
-                add_pair_forces(Yt, i, kk, gbuf[c, :k], m)
+            if want_grad:  # d2 is free: the terms' scratch
+                add_pair_forces(Yt, i, kk, gbuf[c, :k], m, d2)
                 if two_forces:
-                    add_pair_forces(Yt, i, k2, gbuf[c, k:], m)
+                    add_pair_forces(Yt, i, k2, gbuf[c, k:], m, d2)
             if want_cost:
                 cb = cbuf[c, i + 1:]
-                acc = 0.0
                 for j in range(m):
-                    acc += cc[j]
                     cb[j] += cc[j]
-                cbuf[c, i] += acc
+                cbuf[c, i] += pairwise_sum(cc, m)
         part[c] = s
     reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, pcost)
     total = 0.0

@@ -439,9 +439,9 @@ def test_near_coincident_points_dense_and_exact_agree(X60, name):
     method, state = _prepared(X60, name)
     Y = 100.0 * np.random.default_rng(5).normal(size=(60, 2))
     Y[1] = Y[0] + [1e-7, 0.0]
-    from smallvis.engines.dense import output_squared_distances
+    from smallvis.input.distances import squared_distances
 
-    d2 = output_squared_distances(Y)
+    d2 = squared_distances(Y)
     assert d2[0, 1] == d2[1, 0] == pytest.approx(1e-14, rel=1e-6)
     dense = DenseEngine().evaluate(method, state, Y)[0]
     exact_engine = ExactEngine()

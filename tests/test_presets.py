@@ -256,3 +256,19 @@ def test_the_recipes_are_the_evidence_table():
         assert recipe.init == row["init"] and recipe.init_sd == row.get("init_sd"), name
         assert row["max_iter"] == 750 and row["reset"] == (row["exaggeration"] != 1), name
         assert recipe.min_cost == (-np.inf if "min_cost" in row else None), name
+
+
+@pytest.mark.parametrize("kw, error, pattern", [
+    (dict(defaults="moden"), ValueError, r"defaults.*'moden'.*(auto|smallvis)"),
+    (dict(opt=("dbd", {"reset_gains": "yes"})), ValueError, r"reset_gains must be True or False"),
+    (dict(eta="fast"), ValueError, r"eta must be a positive number, 'auto' or 'optsne'"),
+    (dict(Y_init="pcascaledd"), ValueError, r"Y_init"),
+])
+def test_bad_new_options_are_named(iris10, kw, error, pattern):
+    with pytest.raises(error, match=pattern):
+        smallvis(iris10, perplexity=5, max_iter=2, **kw)
+
+
+def test_cli_refuses_an_unknown_defaults_name(capsys):
+    assert main(["embed", "iris", "--defaults", "modern"]) == 2
+    assert "--defaults" in capsys.readouterr().err

@@ -50,35 +50,6 @@ def check_dense_memory(n: int, budget: int | None = None) -> None:
     check_memory(n, DENSE_MATRICES, "exact dense", budget)
 
 
-# pairs whose expanded-form squared distance may carry a relative error above this are recomputed
-NEAR_PAIR_RTOL = 1e-6
-
-
-def output_squared_distances(Y: np.ndarray) -> np.ndarray:
-    """Squared distances of the output coordinates, accurate for near-coincident pairs.
-
-    The expanded form ``|y_i|^2 + |y_j|^2 - 2 y_i.y_j`` (the original's, and ours elsewhere) errs
-    by up to about ``e_ij = (2k + 4) eps (|y_i|^2 + |y_j|^2)`` absolutely: with coordinates of size
-    100 that is ~1e-11, so two points 1e-7 apart (iris's duplicated row, split by a slightly
-    asymmetric P) read as 0 or as noise, and costs with ``log(1 - w + eps)`` (largevis, the umap
-    family) turn it into tens of units (36 at ``d2 = 0``, 27 at 1e-12). Pairs whose value may be off
-    by more than ``NEAR_PAIR_RTOL`` relative (``d2 <= e_ij / NEAR_PAIR_RTOL``: closer than ~4e-5 of
-    the coordinates' size) are recomputed from coordinate differences, so such a cost is the one of
-    the configuration, whatever the BLAS. Every other pair keeps the expanded value (the original's
-    rounding, to which chaotic runs such as trsrsne's are sensitive).
-    """
-    d2 = squared_distances(Y)
-    sq = np.einsum("ij,ij->i", Y, Y)
-    bound = (2 * Y.shape[1] + 4) * np.finfo(np.float64).eps / NEAR_PAIR_RTOL
-    near = d2 <= bound * (sq[:, None] + sq[None, :])
-    np.fill_diagonal(near, False)
-    i, j = np.nonzero(near)
-    if i.size:
-        diff = Y[i] - Y[j]
-        d2[i, j] = np.einsum("ij,ij->i", diff, diff)
-    return d2
-
-
 class DenseEngine:
     """Evaluate a method on full (n, n) matrices."""
 
@@ -93,7 +64,7 @@ class DenseEngine:
 
     def evaluate(self, method, state, Y, exaggeration=1.0, *, cost=True, grad=True):
         """Return ``(pcost (n,) or None, gradient (n, k) or None)`` at ``Y``."""
-        d2 = output_squared_distances(Y)
+        d2 = squared_distances(Y)
         pcost, K = method.terms(d2, state, exaggeration, cost=cost, grad=grad)
         G = force_gradient(K, Y) if grad else None
         return pcost, G

@@ -25,7 +25,12 @@ def shift_origin(X: np.ndarray) -> np.ndarray:
 def squared_distances(X: np.ndarray) -> np.ndarray:
     """Squared Euclidean distances, shape (n, n), tiny negatives clamped to 0, exact zeros on the diagonal.
 
-    Computed after :func:`shift_origin`, so an offset common to every point costs no precision.
+    Computed after :func:`shift_origin`, so an offset common to every point costs no precision, in the
+    expanded form ``|x_i|^2 + |x_j|^2 - 2 x_i.x_j`` (the original's) except for the pairs where that
+    form cancels (:func:`_refine_close_pairs`). Input and output distances alike: iris's duplicated
+    row, split by a slightly asymmetric P, sits 1e-7 apart in a layout of size 100, where the expanded
+    form reads noise, and costs with ``log(1 - w + eps)`` (largevis, the umap family) turn that noise
+    into tens of units; from differences, such a cost is the configuration's, whatever the BLAS.
     """
     X = shift_origin(X)
     sq = np.einsum("ij,ij->i", X, X)

@@ -118,7 +118,7 @@ def _smallvis_engine(tool: Tool, n: int, warm: bool):
     searches neighbours the way the timed run on ``n`` points will (pynndescent above the exact
     search's limit) so that its compilation lands in the warm-up too."""
     from smallvis.engines import ENGINES
-    from smallvis.input.neighbors import EXACT_MAX_N
+    from smallvis.io.neighbors import EXACT_MAX_N
 
     options = {}
     allowed = getattr(ENGINES[tool.variant], "OPTIONS", ())

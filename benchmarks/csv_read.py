@@ -24,7 +24,7 @@ import numpy as np
 CHILD = r"""
 import json, resource, sys, time, tracemalloc
 import numpy as np, pandas as pd
-from smallvis.tabular import read_table
+from smallvis.io.tabular import read_table
 path, which, traced = sys.argv[1], sys.argv[2], sys.argv[3] == "traced"
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 if traced:  # tracing slows every Python allocation down: a separate run, not timed

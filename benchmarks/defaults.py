@@ -63,7 +63,7 @@ from smallvis import smallvis
 from smallvis.datasets import load_dataset
 from smallvis.methods import REGISTRY
 from smallvis.metrics import knn_preservation, random_triplet_accuracy
-from smallvis.step_sizes import suggested_params, suggested_settings
+from smallvis.methods.step_sizes import suggested_params, suggested_settings
 
 HERE = Path(__file__).resolve().parent
 TABLE = HERE / "defaults_table.json"

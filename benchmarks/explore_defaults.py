@@ -38,7 +38,7 @@ from pathlib import Path
 
 from defaults import load, quality, run_gallery, run_settings
 from smallvis.methods import REGISTRY
-from smallvis.step_sizes import CONDITIONAL, DISTANCE_FAMILY, ETA, REFERENCE_N
+from smallvis.methods.step_sizes import CONDITIONAL, DISTANCE_FAMILY, ETA, REFERENCE_N
 
 TSNE_RULE = ["n", 1 / 48, 50]
 NO_EXAGGERATION = set(DISTANCE_FAMILY) | {"ee", "tee"}  # ee/tee ignore it (the original's quirk)

@@ -5,7 +5,7 @@ methods, spread-out layouts for MDS, ...).
     python benchmarks/gallery.py iris gallery-iris.png
     python benchmarks/gallery.py s1k gallery-s1k.png --max-iter 1000
 
-Step sizes (and tee's min_cost) come from :func:`smallvis.step_sizes.suggested_settings`, the rule
+Step sizes (and tee's min_cost) come from :func:`smallvis.methods.step_sizes.suggested_settings`, the rule
 ``smallvis compare`` uses. Duplicate rows are removed first (Sammon's stress divides by the input
 distance).
 """
@@ -23,7 +23,7 @@ from smallvis.datasets import load_dataset
 from smallvis.methods import REGISTRY
 from smallvis.metrics import knn_preservation
 from smallvis.plot import plot_grid
-from smallvis.step_sizes import suggested_params, suggested_settings
+from smallvis.methods.step_sizes import suggested_params, suggested_settings
 
 
 def main(argv=None):

@@ -207,7 +207,7 @@ def header(info: dict, quick: bool) -> list[str]:
 
 
 def parse_names(value: str, choices, what: str) -> list[str]:
-    from smallvis._names import match_name
+    from smallvis._util.names import match_name
 
     return [match_name(v, choices, what) for v in value.split(",") if v.strip()]
 

@@ -1,7 +1,7 @@
 import pytest
 from sklearn.datasets import load_iris
 
-from smallvis.input.preprocess import pca_scores
+from smallvis.io.preprocess import pca_scores
 
 
 @pytest.fixture(scope="session")

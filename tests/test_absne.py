@@ -11,8 +11,8 @@ from smallvis.affinity import AffinityRecipe, input_affinities
 from smallvis.affinity.perplexity import calibrate_rows, calibrate_rows_independent
 from smallvis.cli import main
 from smallvis.engines import DenseEngine
-from smallvis.input.data import InputData
-from smallvis.input.preprocess import scale_input
+from smallvis.io.data import InputData
+from smallvis.io.preprocess import scale_input
 from smallvis.methods import REGISTRY, build_method
 from smallvis.methods.absne import select_branch
 

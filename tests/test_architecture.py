@@ -1,5 +1,6 @@
-"""The import architecture: the library never imports the command line, the method registry never
-imports the engines, no import cycles (pyproject.toml's [tool.importlinter] contracts, checked
+"""The import architecture: each part of the package imports only the parts below it (so the
+library never imports the command line and the method registry never imports the engines), no
+import cycles (pyproject.toml's [tool.importlinter] contracts, checked
 with import-linter)."""
 
 import os
@@ -14,8 +15,6 @@ import smallvis
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = ROOT / "pyproject.toml"
-CLI_MODULES = {"__main__", "cli", "cli_compare", "cli_idp", "cli_options", "cli_report",
-               "cli_sweep"}
 
 
 def _env():
@@ -48,16 +47,23 @@ def test_import_contracts_hold():
     assert "0 broken" in proc.stdout
 
 
-def test_library_contract_names_every_library_module():
-    """A new module is covered: the contract lists every top-level module but the command line's."""
-    contract = _contracts()["library-not-cli"]
-    listed = {m.removeprefix("smallvis.") for m in contract["source_modules"]}
-    forbidden = {m.removeprefix("smallvis.") for m in contract["forbidden_modules"]}
+def test_layers_name_every_part():
+    """A new top-level module or subpackage is placed in the layers (or the contract fails to say
+    where it belongs), and the top of the package stays small enough to read at a glance."""
+    layers = _contracts()["layers"]["layers"]
+    named = {part.strip() for layer in layers for part in layer.split("|")}
     present = {m.name for m in pkgutil.iter_modules(smallvis.__path__)}
-    assert forbidden == CLI_MODULES
-    assert present - CLI_MODULES == listed, (
-        f"add to pyproject.toml's library-not-cli source_modules: "
-        f"{sorted(present - CLI_MODULES - listed)}; remove: {sorted(listed - present)}")
+    assert present == named, (f"add to pyproject.toml's layers: {sorted(present - named)}; "
+                              f"remove: {sorted(named - present)}")
+    assert len(present - {"__main__", "_version"}) <= 12, sorted(present)
+
+
+def test_no_module_is_long():
+    """No module over ~500 lines: a longer one is two subjects."""
+    src = Path(smallvis.__file__).resolve().parent
+    long = {str(p.relative_to(src)): n for p in src.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 520}
+    assert not long, long
 
 
 def test_loading_the_library_loads_neither_cli_nor_engines():
@@ -66,14 +72,15 @@ def test_loading_the_library_loads_neither_cli_nor_engines():
         import sys
         import smallvis.methods
         assert not any(m.startswith("smallvis.engines") for m in sys.modules), "methods -> engines"
-        import smallvis.compare_runner, smallvis.sweep_runner, smallvis.source, smallvis.catalog
-        import smallvis.metrics, smallvis.api, smallvis.estimator, smallvis.report
+        import smallvis.experiments.compare, smallvis.experiments.sweep, smallvis.io.source
+        import smallvis.metrics, smallvis.plot, smallvis.api.estimator, smallvis.experiments.report
+        import smallvis.engines.catalog
         cli = sorted(m for m in sys.modules if m.startswith(("smallvis.cli", "smallvis.__main__")))
         assert not cli, cli
-        from smallvis.catalog import list_methods
+        from smallvis.engines.catalog import list_methods
         assert smallvis.methods.list_methods is list_methods
         assert smallvis.list_methods is list_methods
-        assert smallvis.methods.MethodInfo is smallvis.catalog.MethodInfo
+        assert smallvis.methods.MethodInfo is smallvis.engines.catalog.MethodInfo
         """
     proc = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True,
                           timeout=120)

@@ -10,7 +10,7 @@ from smallvis.engines import resolve_engine
 from smallvis.engines.bh import BarnesHutEngine
 from smallvis.engines.bh_kernels import MAX_DEPTH, build_tree
 from smallvis.engines.dense import DenseEngine
-from smallvis.input.data import InputData
+from smallvis.io.data import InputData
 from smallvis.metrics import knn_preservation
 from smallvis.methods import build_method
 from smallvis.methods.base import EPS, MethodState

@@ -14,8 +14,8 @@ from smallvis.affinity.perplexity import (calibrate_rows, calibrate_rows_indepen
                                           check_perplexity)
 from smallvis.affinity.scale import (effective_perplexity, scale_affinities_inplace,
                                      symmetrize)
-from smallvis.input.data import InputData
-from smallvis.input.distances import squared_distances
+from smallvis.io.data import InputData
+from smallvis.io.distances import squared_distances
 
 N = 300
 

@@ -69,7 +69,7 @@ def test_iris_default_perplexities_and_plot(tmp_path, capsys):
 
 def test_table_matches_the_library_on_scaled_input(capsys):
     from smallvis.datasets import load_dataset
-    from smallvis.input.preprocess import scale_input
+    from smallvis.io.preprocess import scale_input
 
     assert main(["idp", "iris", "--perplexities", "4 8 16", "--scale", "range"]) == 0
     _, rows = table_rows(capsys.readouterr().out)

@@ -1,4 +1,4 @@
-"""smallvis.compare_runner.compare and 'smallvis compare': runs, files, table, and the errors raised
+"""smallvis.experiments.compare.compare and 'smallvis compare': runs, files, table, and the errors raised
 before anything runs."""
 
 import json
@@ -10,10 +10,10 @@ import pytest
 from smallvis import SmallVis
 from smallvis.api import smallvis
 from smallvis.cli import main
-from smallvis.compare_runner import compare
+from smallvis.experiments.compare import compare
 from smallvis.datasets import load_dataset
 from smallvis.metrics import knn_preservation
-from smallvis.step_sizes import suggested_eta, suggested_settings
+from smallvis.methods.step_sizes import suggested_eta, suggested_settings
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +131,7 @@ def test_a_progress_bar_per_method(iris, tmp_path, capsys, monkeypatch):
 def test_largevis_gets_a_repulsion_weight_that_suits_n(iris, tmp_path):
     """With its normalised P, LargeVis's default gamma = 1 lets repulsion win (a uniform disc);
     compare runs it with gamma = 1 / n unless the user sets gamma or turns normalisation off."""
-    from smallvis.compare_runner import run_settings
+    from smallvis.experiments.compare import run_settings
 
     def settings(params, shared):
         return run_settings("largevis", params, 150, shared, defaults="smallvis")
@@ -147,7 +147,7 @@ def test_largevis_gets_a_repulsion_weight_that_suits_n(iris, tmp_path):
 
 
 def test_all_means_every_registered_method():
-    from smallvis.compare_runner import check_methods
+    from smallvis.experiments.compare import check_methods
     from smallvis.methods import REGISTRY
 
     assert check_methods("all") == check_methods(" ALL ") == list(REGISTRY)

@@ -34,7 +34,7 @@ def test_nothing_compiles_before_a_run():
 
 
 def test_every_kernel_goes_through_the_cache_fallback():
-    offenders = [str(p.relative_to(SRC)) for p in SRC.rglob("*.py") if p.name != "_jit.py"
+    offenders = [str(p.relative_to(SRC)) for p in SRC.rglob("*.py") if p.name != "jit.py"
                  and ("from numba import njit" in p.read_text() or "numba.njit(" in p.read_text())]
     assert offenders == []
 
@@ -44,7 +44,7 @@ def test_an_unwritable_cache_compiles_in_memory(tmp_path):
     # pointed at a path that cannot be created, even by root
     source = ("import logging, sys\n"
               "logging.basicConfig(stream=sys.stderr, level=logging.INFO)\n"
-              "from smallvis._jit import njit\n"
+              "from smallvis._util.jit import njit\n"
               "@njit(cache=True, fastmath=True)\n"
               "def plus_one(x):\n"
               "    return x + 1\n")
@@ -62,7 +62,7 @@ def test_an_unwritable_cache_compiles_in_memory(tmp_path):
 
 def test_a_writable_cache_is_used(tmp_path):
     (tmp_path / "cached_kernels.py").write_text(
-        "from smallvis._jit import njit\n@njit(cache=True)\ndef twice(x):\n    return 2 * x\n")
+        "from smallvis._util.jit import njit\n@njit(cache=True)\ndef twice(x):\n    return 2 * x\n")
     code = "import cached_kernels; print(cached_kernels.twice(21))"
     env = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{SRC.parent}"}
     assert _run(code, env=env, cwd=tmp_path).stdout.strip() == "42"

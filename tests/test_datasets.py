@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import pdist
 
-from smallvis._names import InvalidNameError
+from smallvis._util.names import InvalidNameError
 from smallvis.datasets import (DATASETS, Dataset, DatasetSpec, list_datasets, load_dataset,
                                register_dataset)
 from smallvis.datasets.synthetic import fuzzy_simplex, simplex_vertices

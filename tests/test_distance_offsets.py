@@ -11,11 +11,11 @@ import pytest
 
 from smallvis import smallvis
 from smallvis.affinity.blocked import calibrate_dense
-from smallvis.input.data import InputData
-from smallvis.input.distances import squared_distances
-from smallvis.input.neighbors import nearest_neighbors
-from smallvis.input.preprocess import centre_columns, scale_input
-from smallvis.metrics_rank import _corank
+from smallvis.io.data import InputData
+from smallvis.io.distances import squared_distances
+from smallvis.io.neighbors import nearest_neighbors
+from smallvis.io.preprocess import centre_columns, scale_input
+from smallvis.metrics.rank import _corank
 
 
 @pytest.fixture
@@ -94,7 +94,7 @@ def test_rank_metrics_invariant_under_offset():
 
 def test_duplicates_are_exactly_zero_and_close_pairs_precise():
     """The expanded form cancels for near neighbours; those entries come from differences."""
-    from smallvis.input.distances import squared_distances
+    from smallvis.io.distances import squared_distances
 
     rng = np.random.default_rng(5)
     X = rng.normal(size=(30, 7)) * 3.7 + 11.0

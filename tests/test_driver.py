@@ -5,8 +5,8 @@ import pytest
 
 from smallvis import smallvis
 from smallvis.engines import DenseEngine
-from smallvis.input.data import InputData
-from smallvis.input.preprocess import scale_input
+from smallvis.io.data import InputData
+from smallvis.io.preprocess import scale_input
 from smallvis.methods import build_method
 
 
@@ -149,7 +149,7 @@ def test_divergence_is_reported(iris10, iris10_Y):
 
 
 def test_momentum_switches_after_mom_switch_iter(iris10, iris10_Y, monkeypatch):
-    from smallvis.optim.dbd import DeltaBarDelta
+    from smallvis.run.optim.dbd import DeltaBarDelta
 
     seen = {}
     original = DeltaBarDelta.step

@@ -5,9 +5,9 @@ import pytest
 
 from smallvis import smallvis
 from smallvis.engines import DenseEngine
-from smallvis.input.data import InputData
-from smallvis.input.distances import squared_distances
-from smallvis.input.preprocess import scale_input
+from smallvis.io.data import InputData
+from smallvis.io.distances import squared_distances
+from smallvis.io.preprocess import scale_input
 from smallvis.methods import build_method
 
 

@@ -9,7 +9,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from smallvis import SmallVis, SmallVisResult, smallvis
-from smallvis import estimator as estimator_module
+from smallvis.api import estimator as estimator_module
 
 FAST = dict(perplexity=2, max_iter=50, random_state=0)
 

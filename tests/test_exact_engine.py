@@ -10,7 +10,7 @@ from smallvis.affinity import INPUT_KERNELS
 from smallvis.engines import DenseEngine, ExactEngine, resolve_engine
 from smallvis.engines.exact import check_exact_memory, fused_methods, native_form
 from smallvis.engines.exact_kernels import chunk_bounds
-from smallvis.input.data import InputData
+from smallvis.io.data import InputData
 from smallvis.methods import build_method
 from smallvis.methods.base import MethodState
 
@@ -439,7 +439,7 @@ def test_near_coincident_points_dense_and_exact_agree(X60, name):
     method, state = _prepared(X60, name)
     Y = 100.0 * np.random.default_rng(5).normal(size=(60, 2))
     Y[1] = Y[0] + [1e-7, 0.0]
-    from smallvis.input.distances import squared_distances
+    from smallvis.io.distances import squared_distances
 
     d2 = squared_distances(Y)
     assert d2[0, 1] == d2[1, 0] == pytest.approx(1e-14, rel=1e-6)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from smallvis._folder_lock import LOCK_NAME, FolderBusy, FolderLock
+from smallvis._util.folder_lock import LOCK_NAME, FolderBusy, FolderLock
 from smallvis.cli import main
 
 LONG_GRID = "method: tsne\nparams:\n  perplexity: [5, 10]\n  max_iter: 1000000\nseeds: 2\n"

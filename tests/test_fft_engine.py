@@ -7,7 +7,7 @@ from scipy import sparse
 from smallvis import smallvis
 from smallvis.engines import DenseEngine, resolve_engine
 from smallvis.engines.fft import FFTEngine
-from smallvis.input.data import InputData
+from smallvis.io.data import InputData
 from smallvis.methods import build_method
 from smallvis.methods.base import MethodState
 from smallvis.metrics import knn_preservation

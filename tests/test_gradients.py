@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from smallvis.engines import DenseEngine
-from smallvis.input.data import InputData
-from smallvis.input.preprocess import scale_input
+from smallvis.io.data import InputData
+from smallvis.io.preprocess import scale_input
 from smallvis.methods import REGISTRY, build_method
 
 

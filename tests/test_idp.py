@@ -6,7 +6,7 @@ import pytest
 from smallvis import idp_perps, intrinsic_dimensionality, smallvis
 from smallvis.affinity.idp import dint_from_affinities, dint_from_beta, first_maximum
 from smallvis.affinity.perplexity import calibrate_rows, check_perplexity
-from smallvis.input.distances import squared_distances
+from smallvis.io.distances import squared_distances
 
 
 # --- the original's published behaviour --------------------------------------------------------

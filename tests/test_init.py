@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from smallvis import smallvis
-from smallvis.init import spectral_init
+from smallvis.run.init import spectral_init
 
 
 def initial(X, **kw):
@@ -91,7 +91,7 @@ def test_spectral_init_with_isolated_point_falls_back(caplog):
 
 
 def test_spectral_init_large_n_uses_sparse_solver(monkeypatch):
-    import smallvis.init as init
+    import smallvis.run.init as init
 
     monkeypatch.setattr(init, "DENSE_EIGEN_LIMIT", 10)
     rng = np.random.default_rng(1)
@@ -110,7 +110,7 @@ def test_sparse_affinities_give_the_dense_spectral_init(normalized):
     from sklearn.datasets import make_swiss_roll
 
     from smallvis.affinity import sparse_affinities
-    from smallvis.input.data import InputData
+    from smallvis.io.data import InputData
     from smallvis.methods import build_method
 
     X = make_swiss_roll(n_samples=400, noise=0.05, random_state=0)[0]

@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from smallvis import smallvis
-from smallvis.input.preprocess import (as_numeric_matrix, pca_scores, pca_whiten, resolve_scale,
-                                       scale_input)
+from smallvis.io.preprocess import (as_numeric_matrix, pca_scores, pca_whiten, resolve_scale,
+                                    scale_input)
 
 
 def test_dataframe_keeps_numeric_columns(iris10):

@@ -8,13 +8,13 @@ import pytest
 from scipy.optimize import minimize, rosen, rosen_der
 
 from smallvis import smallvis
-from smallvis.driver import recentre
+from smallvis.run.driver import recentre
 from smallvis.engines.dense import DenseEngine
-from smallvis.input.data import InputData
-from smallvis.input.preprocess import scale_input
+from smallvis.io.data import InputData
+from smallvis.io.preprocess import scale_input
 from smallvis.methods import build_method
-from smallvis.optim import Objective, build_optimizer, split_opt
-from smallvis.optim.linesearch import Point, more_thuente
+from smallvis.run.optim import Objective, build_optimizer, split_opt
+from smallvis.run.optim.linesearch import Point, more_thuente
 
 
 class Function:

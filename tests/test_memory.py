@@ -10,9 +10,9 @@ import sys
 import numpy as np
 import pytest
 
-from smallvis import _memory
-from smallvis._memory import (Budget, address_space_headroom, cgroup_headroom, describe,
-                              meminfo_available, status_vm_size)
+from smallvis._util import memory as _memory
+from smallvis._util.memory import (Budget, address_space_headroom, cgroup_headroom, describe,
+                                   meminfo_available, status_vm_size)
 
 MEMINFO = """MemTotal:       24683656 kB
 MemFree:        22878740 kB

@@ -7,7 +7,8 @@ from itertools import permutations
 import numpy as np
 import pytest
 
-from smallvis import metrics, metrics_rank
+from smallvis.metrics import quality as metrics
+from smallvis.metrics import rank as metrics_rank
 from smallvis.cli import main
 from smallvis.metrics import (compute_metrics, continuity, knn_preservation, pbic,
                               random_triplet_accuracy, rnx_auc, rnx_curve, trustworthiness)

@@ -9,8 +9,8 @@ from scipy.spatial.distance import cdist
 
 from smallvis import smallvis
 from smallvis.engines import DenseEngine
-from smallvis.input.data import InputData
-from smallvis.input.preprocess import scale_input
+from smallvis.io.data import InputData
+from smallvis.io.preprocess import scale_input
 from smallvis.methods import build_method
 from test_parity import assert_all_equal, assert_published, c2y
 

@@ -8,13 +8,13 @@ from scipy import sparse
 from smallvis import smallvis
 from smallvis.engines import DenseEngine
 from smallvis.engines.dense import force_gradient
-from smallvis.init import power_iteration_init, resolve_init
-from smallvis.input.data import InputData
-from smallvis.input.distances import squared_distances
-from smallvis.input.preprocess import scale_input
+from smallvis.run.init import power_iteration_init, resolve_init
+from smallvis.io.data import InputData
+from smallvis.io.distances import squared_distances
+from smallvis.io.preprocess import scale_input
 from smallvis.methods import build_method
 from smallvis.methods.ncvis import nce_terms, solve_logz
-from smallvis.umap_curve import umap_ab
+from smallvis.methods.umap_curve import umap_ab
 
 A, B = umap_ab(1.0, 0.4)
 

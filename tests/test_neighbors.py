@@ -6,10 +6,10 @@ import sys
 import numpy as np
 import pytest
 
-from smallvis.input import neighbors as nb
-from smallvis.input.data import InputData
-from smallvis.input.distances import squared_distances
-from smallvis.input.neighbors import nearest_neighbors
+from smallvis.io import neighbors as nb
+from smallvis.io.data import InputData
+from smallvis.io.distances import squared_distances
+from smallvis.io.neighbors import nearest_neighbors
 
 
 def _grid(duplicates: int = 0):

@@ -13,7 +13,7 @@ from smallvis.affinity import AffinityRecipe, input_affinities, sparse_affinitie
 from smallvis.affinity import calibration_kernels as ck
 from smallvis.affinity.nngaussian import nngaussian_affinities
 from smallvis.affinity.perplexity import _bisect
-from smallvis.input.data import InputData
+from smallvis.io.data import InputData
 from smallvis.methods import build_method
 
 

@@ -11,11 +11,11 @@ import pytest
 from smallvis import smallvis
 from smallvis.cli import main
 from smallvis.engines import DenseEngine
-from smallvis.input.data import InputData
-from smallvis.input.preprocess import scale_input
+from smallvis.io.data import InputData
+from smallvis.io.preprocess import scale_input
 from smallvis.methods import build_method
-from smallvis.optim import OPTIMIZERS, build_optimizer, split_opt
-from smallvis.optim.dbd import NesterovDeltaBarDelta
+from smallvis.run.optim import OPTIMIZERS, build_optimizer, split_opt
+from smallvis.run.optim.dbd import NesterovDeltaBarDelta
 
 INTERNAL = ["dbd", "ndbd", "adagrad", "adadelta", "rmsprop", "adam", "amsgrad", "adamax", "nadam",
             "steepd", "mom", "nag", "gmom"]

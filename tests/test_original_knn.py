@@ -1,4 +1,4 @@
-"""The original's exact kNN as gmmds and knnmmds see it (smallvis.input.original_knn).
+"""The original's exact kNN as gmmds and knnmmds see it (smallvis.io.original_knn).
 
 References: rnndescent::brute_force_knn(X, k + 1), the search the original (smallvis 0.0.2.9001)
 calls, run on R's iris (R 4.2.2): the neighbour sets of the points whose k-th place is an exact
@@ -8,8 +8,8 @@ single-precision tie, and a distance it returns.
 import numpy as np
 import pytest
 
-from smallvis.input.original_knn import original_neighbors
-from smallvis.input.preprocess import scale_input
+from smallvis.io.original_knn import original_neighbors
+from smallvis.io.preprocess import scale_input
 
 # point (0-based): its k nearest others in the original, for raw iris at k = 10
 RAW_K10 = {

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from smallvis import smallvis, smallvis_perpstep
-from smallvis.perpstep import step_perplexities
+from smallvis.api.perpstep import step_perplexities
 
 
 @pytest.mark.parametrize("n, target, expected", [(150, 40, [64]), (150, 30, [64, 32]),

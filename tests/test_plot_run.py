@@ -6,7 +6,7 @@ from PIL import Image
 
 from smallvis import smallvis
 from smallvis.cli import main
-from smallvis.plot_run import animate, check_animation_path, frame_limits, plot_costs, plot_point_costs
+from smallvis.plot.run import animate, check_animation_path, frame_limits, plot_costs, plot_point_costs
 
 pytest.importorskip("matplotlib")
 

@@ -9,8 +9,8 @@ from sklearn.manifold import trustworthiness
 
 from smallvis import DivergenceError, SmallVis, smallvis
 from smallvis.cli import main
-from smallvis.optim.dbd import DeltaBarDelta
-from smallvis.presets import auto_eta, exaggeration_iterations
+from smallvis.run.optim.dbd import DeltaBarDelta
+from smallvis.run.presets import auto_eta, exaggeration_iterations
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +104,7 @@ def test_sklearn_preserve_trustworthiness(engine, init):
 
 
 def test_pcascaled_keeps_the_aspect_ratio(blobs):
-    from smallvis.input.preprocess import pca_scores
+    from smallvis.io.preprocess import pca_scores
 
     res = smallvis(blobs, Y_init="pcascaled", max_iter=0, ret_extra=True, random_state=0)
     pcs = pca_scores(blobs / np.abs(blobs).max(), 2, np.random.default_rng(0))
@@ -175,7 +175,7 @@ def test_absmax_warns_about_column_ranges(blobs):
 
 
 def test_a_layout_on_a_line_is_reported():
-    from smallvis.api import degenerate_layout
+    from smallvis.api.embed import degenerate_layout
 
     t = np.linspace(0, 1, 50)
     assert degenerate_layout(np.c_[t, 1e-3 * np.sin(9 * t)]) is not None
@@ -184,7 +184,7 @@ def test_a_layout_on_a_line_is_reported():
 
 
 def test_a_rising_cost_is_reported():
-    from smallvis.driver import cost_rise
+    from smallvis.run.driver import cost_rise
 
     settling = [(i * 50, 1.0 + 1.0 / i) for i in range(1, 11)]
     assert cost_rise(settling) is None
@@ -195,7 +195,7 @@ def test_a_rising_cost_is_reported():
 
 def test_every_method_has_a_modern_recipe():
     from smallvis.methods import REGISTRY
-    from smallvis.presets import RECIPES, SGD_METHODS
+    from smallvis.run.presets import RECIPES, SGD_METHODS
 
     assert set(RECIPES) | set(SGD_METHODS) == set(REGISTRY)
     assert not set(RECIPES) & set(SGD_METHODS)
@@ -238,7 +238,7 @@ def test_the_recipes_are_the_evidence_table():
     """presets.RECIPES encodes benchmarks/defaults_table.json, the settings the evidence chose."""
     from pathlib import Path
 
-    from smallvis.presets import RECIPES, SGD_METHODS
+    from smallvis.run.presets import RECIPES, SGD_METHODS
 
     path = Path(__file__).resolve().parents[1] / "benchmarks" / "defaults_table.json"
     table = json.loads(path.read_text())["methods"]

@@ -1,4 +1,4 @@
-"""smallvis.report and 'smallvis report': the self-contained HTML page of a compare or sweep folder,
+"""smallvis.experiments.report and 'smallvis report': the self-contained HTML page of a compare or sweep folder,
 loaded in headless Chromium (no script errors, every panel, images decoded, the table sorts)."""
 
 import json
@@ -12,9 +12,9 @@ import pytest
 
 import smallvis
 from smallvis.cli import main
-from smallvis.compare_runner import compare
+from smallvis.experiments.compare import compare
 from smallvis.datasets import load_dataset
-from smallvis.report import REPORT, build_report
+from smallvis.experiments.report import REPORT, build_report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(

@@ -7,9 +7,9 @@ from sklearn.datasets import make_blobs
 from smallvis import smallvis
 from smallvis.engines import sgd_kernels as kern
 from smallvis.engines.sgd import block_starts, default_epochs, noise_plan
-from smallvis.input.data import InputData
+from smallvis.io.data import InputData
 from smallvis.metrics import knn_preservation
-from smallvis.umap_curve import umap_ab
+from smallvis.methods.umap_curve import umap_ab
 
 
 @pytest.fixture(scope="module")

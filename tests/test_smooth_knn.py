@@ -12,7 +12,7 @@ import smallvis
 from smallvis import fuzzy_set_union, smallvis as run_smallvis, smooth_knn_distances, umap_ab
 from smallvis.affinity import AffinityRecipe, input_affinities
 from smallvis.affinity.smooth_knn import knn_to_csr, knn_to_dense, smooth_knn_core
-from smallvis.input.data import InputData
+from smallvis.io.data import InputData
 
 
 def sparse_matrix(entries, n=10):
@@ -189,7 +189,7 @@ def test_umap_ab_is_near_the_least_squares_fit():
     """nls stops at a relative offset of 1e-5: close to, not at, the exact minimum."""
     from scipy.optimize import least_squares
 
-    from smallvis.umap_curve import umap_curve_target
+    from smallvis.methods.umap_curve import umap_curve_target
 
     x, y = umap_curve_target(1.0, 0.001)
     exact = least_squares(lambda p: 1 / (1 + p[0] * x ** (2 * p[1])) - y, [1.0, 1.0],

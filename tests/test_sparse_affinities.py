@@ -12,8 +12,8 @@ from scipy import sparse
 from smallvis.affinity import AffinityRecipe, input_affinities, sparse_affinities
 from smallvis.affinity.perplexity import _bisect
 from smallvis.affinity.sparse import calibrate_knn_rows
-from smallvis.input import neighbors as nb
-from smallvis.input.data import InputData
+from smallvis.io import neighbors as nb
+from smallvis.io.data import InputData
 
 
 def _data(n=120, p=5, seed=3):

@@ -14,7 +14,7 @@ import pytest
 import smallvis
 from smallvis import api
 from smallvis.cli import main
-from smallvis.sweep_grid import load_grid
+from smallvis.experiments.sweep_grid import load_grid
 
 pytest.importorskip("matplotlib")
 
@@ -298,7 +298,7 @@ def test_importing_smallvis_does_not_import_dask_or_the_sweep():
     assert out.stdout.strip() == "False"
     import importlib
 
-    importlib.import_module("smallvis.sweep_runner")  # importing the module does not shadow it
+    importlib.import_module("smallvis.experiments.sweep")  # importing the module does not shadow it
     assert callable(smallvis.sweep)
 
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from smallvis._names import InvalidNameError
+from smallvis._util.names import InvalidNameError
 from smallvis.cli import main
 from smallvis.datasets import DATASETS, list_datasets, load_dataset
 from smallvis.datasets import generated

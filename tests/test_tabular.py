@@ -6,7 +6,7 @@ import logging
 import numpy as np
 import pytest
 
-from smallvis.tabular import read_table
+from smallvis.io.tabular import read_table
 
 IRIS_HEAD = "Sepal.Length,Sepal.Width,Petal.Length,Petal.Width,Species\n"
 IRIS_ROWS = ["5.1,3.5,1.4,0.2,setosa", "4.9,3,1.4,0.2,setosa", "7,3.2,4.7,1.4,versicolor",

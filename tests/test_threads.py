@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from smallvis import _parallel, smallvis
+from smallvis._util import parallel as _parallel
+from smallvis import smallvis
 from smallvis.cli import main
 
 

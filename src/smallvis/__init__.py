@@ -25,21 +25,21 @@ __all__ = [
 ]
 
 _LAZY = {
-    "smallvis": ("api", "smallvis"),
-    "smallvis_perpstep": ("perpstep", "smallvis_perpstep"),
-    "smallvis_rep": ("rep", "smallvis_rep"),
-    "SmallVis": ("estimator", "SmallVis"),
-    "SmallVisResult": ("result", "SmallVisResult"),
-    "DivergenceError": ("api", "DivergenceError"),
+    "smallvis": ("api.embed", "smallvis"),
+    "smallvis_perpstep": ("api.perpstep", "smallvis_perpstep"),
+    "smallvis_rep": ("api.rep", "smallvis_rep"),
+    "SmallVis": ("api.estimator", "SmallVis"),
+    "SmallVisResult": ("run.result", "SmallVisResult"),
+    "DivergenceError": ("api.embed", "DivergenceError"),
     "calibrate_perplexity": ("affinity", "calibrate_perplexity"),
-    "compare": ("compare_runner", "compare"),  # as sweep: no module named compare
+    "compare": ("experiments.compare", "compare"),
     "fuzzy_set_union": ("affinity", "fuzzy_set_union"),
     "idp_perps": ("affinity", "idp_perps"),
     "intrinsic_dimensionality": ("affinity", "intrinsic_dimensionality"),
-    "list_methods": ("catalog", "list_methods"),
+    "list_methods": ("engines.catalog", "list_methods"),
     "smooth_knn_distances": ("affinity", "smooth_knn_distances"),
-    "sweep": ("sweep_runner", "sweep"),  # not a module named sweep: importing it would shadow this
-    "umap_ab": ("umap_curve", "umap_ab"),
+    "sweep": ("experiments.sweep", "sweep"),
+    "umap_ab": ("methods.umap_curve", "umap_ab"),
 }
 
 

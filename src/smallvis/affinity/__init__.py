@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._logging import logger
-from .._names import match_name
-from ..input.data import InputData
+from .._util.log import logger
+from .._util.names import match_name
+from ..io.data import InputData
 from .blocked import calibrate_dense
 from .nngaussian import nngaussian_affinities
 from .perplexity import (Calibration, calibrate_rows, check_perplexity, describe_perplexity,
@@ -231,14 +231,14 @@ def calibrate_perplexity(X, perplexity, *, kernel: str = "gaussian", metric: str
         ``.V`` (n, n) un-normalised affinities with zero diagonal, ``.P`` row-normalised,
         ``.beta``, ``.dint``, ``.n_failed``.
     """
-    from ..input.preprocess import as_numeric_matrix
+    from ..io.preprocess import as_numeric_matrix
 
     kernel = match_name(kernel, ("gaussian", "exp"), "input kernel")
     metric = match_name(metric, ("euclidean", "precomputed"), "metric")
     X = as_numeric_matrix(X)
     precomputed = metric == "precomputed"
     if precomputed:
-        from ..input.validate import check_distance_matrix
+        from ..io.validate import check_distance_matrix
 
         check_distance_matrix(X)
     data = InputData(X, precomputed=precomputed)

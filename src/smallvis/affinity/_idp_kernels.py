@@ -7,7 +7,7 @@ import math
 
 from numba import prange
 
-from .._jit import njit
+from .._util.jit import njit
 
 
 @njit(parallel=True, cache=True)

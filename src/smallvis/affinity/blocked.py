@@ -5,7 +5,7 @@
 :func:`~smallvis.affinity.perplexity.calibrate_rows_independent` (its dense C++ path, §3.2) to
 rounding, but the only (n, n) array it allocates is the result ``V``: each block of rows of the
 distance matrix is computed straight into the rows of ``V`` (``X[rows] @ X.T`` with BLAS on the
-columns shifted to their medians, finished as :func:`smallvis.input.distances.squared_distances`
+columns shifted to their medians, finished as :func:`smallvis.io.distances.squared_distances`
 does), calibrated there by the numba kernels of :mod:`.calibration_kernels` and overwritten by its
 weights. The R path's warm start makes the rows a sequential chain; the independent calibration
 runs its rows in parallel.
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..input.data import InputData
-from ..input.distances import shift_origin
+from ..io.data import InputData
+from ..io.distances import shift_origin
 from .perplexity import Calibration
 
 __all__ = ["calibrate_dense"]

@@ -32,8 +32,8 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit
-from .._sums import pairwise_sum
+from .._util.jit import njit
+from .._util.sums import pairwise_sum
 
 CUTOFF = 50.0
 EPS = float(np.finfo(np.float64).eps)
@@ -372,7 +372,7 @@ def calibrate_knn_independent(D, u, tol, max_tries):
 @njit(cache=True, error_model="numpy")
 def finish_distances(G, sq, row0, take_sqrt):
     """Turn ``G = X[rows] @ X.T`` (b, n) into the rows' squared distances in place, exactly as
-    :func:`smallvis.input.distances.squared_distances` (``(|x_i|^2 + |x_j|^2) - 2 x_i.x_j``,
+    :func:`smallvis.io.distances.squared_distances` (``(|x_i|^2 + |x_j|^2) - 2 x_i.x_j``,
     negatives clamped to 0, zero diagonal); ``take_sqrt`` then takes square roots."""
     b, n = G.shape
     for r in range(b):

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._logging import logger
+from .._util.log import logger
 from .perplexity import Calibration, calibrate_rows, check_perplexity
 
 # Newton on the entropy equation: stop when |H - log U| is below this (nats)
@@ -156,14 +156,14 @@ def intrinsic_dimensionality(X, perplexities=None, *, labels=None, metric: str =
         Entropy tolerance of the calibration (nats). The exact dense calibration of all candidates
         is solved by Newton's method, each candidate warm-started from the previous one's precisions.
     """
-    from .._names import match_name
-    from ..input.data import InputData
-    from ..input.preprocess import as_numeric_matrix
+    from .._util.names import match_name
+    from ..io.data import InputData
+    from ..io.preprocess import as_numeric_matrix
 
     precomputed = match_name(metric, ("euclidean", "precomputed"), "metric") == "precomputed"
     X = as_numeric_matrix(X)
     if precomputed:
-        from ..input.validate import check_distance_matrix
+        from ..io.validate import check_distance_matrix
 
         check_distance_matrix(X)
     data = InputData(X, precomputed=precomputed)
@@ -174,7 +174,7 @@ def intrinsic_dimensionality(X, perplexities=None, *, labels=None, metric: str =
     if n_neighbors is None:
         D = _off_diagonal(data.squared_distances())
     else:
-        from ..input.neighbors import check_neighbors_k
+        from ..io.neighbors import check_neighbors_k
 
         k = check_neighbors_k(n_neighbors, n)
         if k <= U[-1]:

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._logging import logger
-from ..input.data import InputData
+from .._util.log import logger
+from ..io.data import InputData
 from .perplexity import check_perplexity, describe_perplexity, describe_sigma
 
 __all__ = ["NNGaussian", "nngaussian_affinities"]

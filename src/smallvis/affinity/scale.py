@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .._names import match_name
+from .._util.names import match_name
 
 SYMMETRIZE = ("none", "symmetric", "average", "mutual", "umap", "fuzzy")
 TRUE_SYMMETRIZE = ("symmetric", "average", "mutual", "umap", "fuzzy")

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._logging import logger
-from ..input.data import InputData
+from .._util.log import logger
+from ..io.data import InputData
 
 __all__ = [
     "SmoothKNN",
@@ -330,14 +330,14 @@ def smooth_knn_distances(X, k, *, metric: str = "euclidean", local_connectivity:
         ``.sigma`` (n,), ``.rho`` (n,), ``.P`` (n, n) un-symmetrised memberships with zero diagonal
         (``.sparse()`` gives them as a CSR matrix), plus the neighbour arrays and ``.converged``.
     """
-    from .._names import match_name
-    from ..input.preprocess import as_numeric_matrix
+    from .._util.names import match_name
+    from ..io.preprocess import as_numeric_matrix
 
     metric = match_name(metric, ("euclidean", "precomputed"), "metric")
     X = as_numeric_matrix(X)  # 2-D, finite
     precomputed = metric == "precomputed"
     if precomputed:
-        from ..input.validate import check_distance_matrix
+        from ..io.validate import check_distance_matrix
 
         check_distance_matrix(X)
     k = check_k(k, X.shape[0])

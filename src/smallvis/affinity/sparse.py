@@ -28,9 +28,9 @@ import warnings
 import numpy as np
 from scipy import sparse
 
-from .._logging import logger
-from .._names import match_name
-from ..input.data import InputData
+from .._util.log import logger
+from .._util.names import match_name
+from ..io.data import InputData
 from .nngaussian import nngaussian_affinities
 from .perplexity import EPS, check_perplexity, describe_perplexity
 from .scale import SYMMETRIZE, fuzzy_set_union
@@ -202,7 +202,7 @@ def sparse_affinities(data: InputData, perplexity, recipe, *, knn_method: str = 
         Kernel and scaling steps, as for :func:`input_affinities`. The ``sigma`` kernel has no sparse
         version; the ``"independent"`` calibration is replaced by the R-path calibration.
     knn_method : {"auto", "exact", "nndescent"}
-        Neighbour search (see :func:`smallvis.input.neighbors.nearest_neighbors`).
+        Neighbour search (see :func:`smallvis.io.neighbors.nearest_neighbors`).
     random_state : None, int or numpy Generator
         Seed of the approximate neighbour search.
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._names import match_name
-from .._random import as_generator
+from .._util.names import match_name
+from .._util.rng import as_generator
 
 LABEL_KINDS = ("class", "continuous", "none")
 
@@ -106,7 +106,7 @@ def load_dataset(name: str, random_state=None, path=None) -> Dataset:
 
     Raises
     ------
-    smallvis._names.InvalidNameError
+    smallvis._util.names.InvalidNameError
         Unknown or ambiguous name; the message lists the datasets and suggests the closest.
     """
     spec = DATASETS[match_name(name, DATASETS, "dataset")]

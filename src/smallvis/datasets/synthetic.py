@@ -81,7 +81,7 @@ def _real(value, name: str, *, minimum: float | None = None, strict: bool = True
 
 
 def _rng(rng) -> np.random.Generator:
-    from .._random import as_generator
+    from .._util.rng import as_generator
 
     return as_generator(rng)
 

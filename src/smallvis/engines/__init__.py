@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .._names import match_name
+from .._util.names import match_name
 from .dense import DenseEngine, force_gradient
 from .auto import resolve_auto
 from .exact import ExactEngine

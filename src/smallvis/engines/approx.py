@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._logging import logger
-from .._random import child
-from .._parallel import fit_threads
+from .._util.log import logger
+from .._util.rng import child
+from .._util.parallel import fit_threads
 from ..methods.base import EPS, MethodState
 
 # kernels these engines serve (codes of methods.base.FusedForm)
@@ -30,7 +30,7 @@ T_KERNEL, HEAVY_TAILED_KERNEL = 0, 2
 _FORM_KEY = "_sparse_engine_form"
 
 # pair evaluations per point in one kernel call (~3 perplexity neighbours, tree cells or
-# interpolation nodes): decides whether a run pays for threads (smallvis._parallel.fit_threads)
+# interpolation nodes): decides whether a run pays for threads (smallvis._util.parallel.fit_threads)
 WORK_PER_POINT = 100
 
 
@@ -68,7 +68,7 @@ class SparseKLEngine:
     OPTIONS = ("knn",)
 
     def __init__(self, knn: str = "auto"):
-        from .._names import match_name
+        from .._util.names import match_name
 
         self.knn = match_name(knn, ("auto", "exact", "nndescent"), f"engine {self.name!r} option knn")
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit
+from .._util.jit import njit
 
 from .exact_kernels import T_KERNEL
 

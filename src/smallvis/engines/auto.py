@@ -17,7 +17,7 @@ The rule keeps every method on an exact engine (the original's numbers) while th
 
 from __future__ import annotations
 
-from .._logging import logger
+from .._util.log import logger
 from .dense import DENSE_MATRICES, available_memory
 from .sgd import AUTO_SGD_N
 

@@ -31,7 +31,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit
+from .._util.jit import njit
 from .exact_kernels import T_KERNEL
 
 # Deepest level a point is pushed to. A cell at this depth is 2^-50 (about 1e-15) of the root's

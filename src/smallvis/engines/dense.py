@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..input.distances import squared_distances
+from ..io.distances import squared_distances
 
 
 def force_gradient(K: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -20,8 +20,8 @@ DENSE_MATRICES = 8
 def available_memory():
     """The bytes this process may still allocate (an int whose ``.source`` names the limit), or None:
     the smallest of the available memory, the cgroup limit and ``ulimit -v`` (see
-    :mod:`smallvis._memory`; physical memory alone lets through runs a container then kills)."""
-    from .._memory import available_memory as budget
+    :mod:`smallvis._util.memory`; physical memory alone lets through runs a container then kills)."""
+    from .._util.memory import available_memory as budget
 
     return budget()
 
@@ -29,7 +29,7 @@ def available_memory():
 def check_memory(n: int, matrices: int, engine: str, budget: int | None = None) -> None:
     """Refuse, before allocating anything, a run whose ``matrices`` (n, n) float64 arrays cannot fit
     in memory."""
-    from .._memory import describe, gib
+    from .._util.memory import describe, gib
 
     need = matrices * 8 * n * n
     budget = available_memory() if budget is None else budget

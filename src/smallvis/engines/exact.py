@@ -28,8 +28,8 @@ import numbers
 
 import numpy as np
 
-from .._logging import logger
-from .._parallel import fit_threads
+from .._util.log import logger
+from .._util.parallel import fit_threads
 from .dense import DenseEngine, check_dense_memory, check_memory
 
 # (n, n) float64 matrices the fused evaluation keeps alive: the input (P or R) only
@@ -144,7 +144,7 @@ class ExactEngine:
         import logging
         import time
 
-        from ..input.data import InputData
+        from ..io.data import InputData
 
         if native_form(method) is None:
             return 0.0

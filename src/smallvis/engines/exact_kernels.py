@@ -22,8 +22,8 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit
-from .._sums import pairwise_sum
+from .._util.jit import njit
+from .._util.sums import pairwise_sum
 
 N_CHUNKS = 32
 

@@ -27,8 +27,8 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit
-from .._sums import pairwise_sum
+from .._util.jit import njit
+from .._util.sums import pairwise_sum
 from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
 
 # divergences (the row function to call)

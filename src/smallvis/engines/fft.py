@@ -37,7 +37,7 @@ from numbers import Real
 
 import numpy as np
 
-from .._logging import logger
+from .._util.log import logger
 from .approx import SparseKLEngine
 
 # the largest node grid (nodes per dimension) before the intervals are widened past interval_size

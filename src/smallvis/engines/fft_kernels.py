@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numba import prange
 
-from .._jit import njit
+from .._util.jit import njit
 from .exact_kernels import N_CHUNKS, T_KERNEL
 
 

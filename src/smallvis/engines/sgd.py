@@ -31,11 +31,11 @@ import time
 
 import numpy as np
 
-from .._logging import logger
-from .._parallel import fit_threads
-from .._names import match_name
-from .._random import child
-from ..driver import EXPLODING, RunOutcome
+from .._util.log import logger
+from .._util.parallel import fit_threads
+from .._util.names import match_name
+from .._util.rng import child
+from ..run.driver import EXPLODING, RunOutcome
 
 AUTO_SGD_N = 10_000  # engine="auto" moves sgd-capable methods to this engine above this many points
 # edges per point sampled in an epoch, each with its negatives: whether a run pays for threads

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-from .._names import match_name
+from .._util.names import match_name
 from .base import EPS, Method, MethodSpec, MethodState
 
 # one module per family; each exposes a ``SPECS`` list (imported here: the modules only define things)
@@ -23,11 +23,11 @@ REGISTRY: dict[str, MethodSpec] = {
 
 
 def __getattr__(name):
-    # ``list_methods`` and ``MethodInfo`` live in :mod:`smallvis.catalog`, above the methods and the
+    # ``list_methods`` and ``MethodInfo`` live in :mod:`smallvis.engines.catalog`, above the methods and the
     # engines (which engines serve a method is the engines' knowledge); kept here by name, imported
     # on first use, never when this package loads: no cycle with the engines
     if name in ("MethodInfo", "list_methods"):
-        from .. import catalog
+        from ..engines import catalog
 
         return getattr(catalog, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -62,10 +62,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._names import match_name
+from .._util.names import match_name
 from ..affinity import TRUE_SYMMETRIZE
-from ..input.distances import squared_distances
-from ..kernels import Gaussian, OutputKernel, StudentT
+from ..io.distances import squared_distances
+from .kernels import Gaussian, OutputKernel, StudentT
 from .base import EPS, Method, MethodSpec, check_range, lambda_param
 from .divergences import output_probabilities
 from .elementwise import logm, powm

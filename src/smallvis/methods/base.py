@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..affinity import Affinities, AffinityRecipe, input_affinities
-from ..input.data import InputData
+from ..io.data import InputData
 
 EPS = float(np.finfo(np.float64).eps)
 

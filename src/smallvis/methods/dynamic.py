@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..affinity import scale_affinities
-from ..input.distances import squared_distances
-from ..kernels import HeavyTailed, StudentT
+from ..io.distances import squared_distances
+from .kernels import HeavyTailed, StudentT
 from .base import EPS, Method, MethodSpec, check_range
 from .divergences import plogp_constant
 from .sne import KLEmbedding, _recipe

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..input.distances import squared_distances
-from ..kernels import StudentT
+from ..io.distances import squared_distances
+from .kernels import StudentT
 from .base import EPS, Method, MethodSpec, PairForm
 from .divergences import plogp_constant
 from .elementwise import divm, logm

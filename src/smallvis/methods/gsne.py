@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import InverseStudentT, StudentT
+from .kernels import InverseStudentT, StudentT
 from .base import EPS, MethodSpec, check_range, lambda_param
 from .divergences import KL, plogp_constant
 from .sne import KLEmbedding, _recipe

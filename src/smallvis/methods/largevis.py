@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._names import match_name
-from ..input.distances import squared_distances
+from .._util.names import match_name
+from ..io.distances import squared_distances
 from .base import EPS, Method, MethodSpec, PairForm, StochasticPlan, check_range
 from .sne import _recipe
 

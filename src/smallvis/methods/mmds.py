@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._logging import logger
-from ..input.data import InputData
+from .._util.log import logger
+from ..io.data import InputData
 from .base import EPS, Method, MethodSpec, MethodState, PairForm, check_range
 
 
@@ -161,14 +161,14 @@ def _check_k_fits(method: str, k: int, n: int) -> None:
 
 def original_knn(data: InputData, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Each point's ``k`` nearest other points and their distances, ``(indices, distances)``, as
-    the original's exact search picks them (:mod:`smallvis.input.original_knn`): distances in
+    the original's exact search picks them (:mod:`smallvis.io.original_knn`): distances in
     single precision, exact float32 ties at the k-th place broken by its heap. Which neighbours are
     picked changes knnmmds's dropped pairs and gmmds's graph, and gmmds's edges carry these
     distances. A precomputed distance matrix is searched as given (ties: lower index).
     """
     if data.precomputed:
         return data.neighbors(k, "exact")
-    from ..input.original_knn import original_neighbors
+    from ..io.original_knn import original_neighbors
 
     return original_neighbors(data.X, k)
 

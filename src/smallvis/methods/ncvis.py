@@ -53,8 +53,8 @@ import math
 import numpy as np
 from scipy.special import expit
 
-from .._names import InvalidNameError, match_name
-from ..input.distances import squared_distances
+from .._util.names import InvalidNameError, match_name
+from ..io.distances import squared_distances
 from .base import EPS, Method, MethodSpec, StochasticPlan, check_range
 from .sne import _recipe
 
@@ -265,7 +265,7 @@ def _whole(name, value, lo):
 
 def ncvis(n_neighbors=15, noise_ratio=5, spread=1.0, min_dist=0.4, corrected=False, alpha_Q=1.0,
           noise_plan="cubic", n_init_epochs=20, eps=EPS):
-    from ..umap_curve import umap_ab
+    from .umap_curve import umap_ab
 
     n_neighbors = _whole("n_neighbors", n_neighbors, 1)
     noise_ratio = _whole("noise_ratio", noise_ratio, 1)

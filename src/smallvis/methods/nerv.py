@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import xlogy
 
-from ..input.distances import squared_distances
+from ..io.distances import squared_distances
 from .base import EPS, Method, MethodSpec, check_range, lambda_param
 from .elementwise import gaussian_probabilities, logm
 from .sne import _recipe

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._names import match_name
+from .._util.names import match_name
 from ..affinity import INPUT_KERNELS, SYMMETRIZE, AffinityRecipe
-from ..input.distances import squared_distances
-from ..kernels import Gaussian, HeavyTailed, OutputKernel, RowScaled, StudentT, Weighted
+from ..io.distances import squared_distances
+from .kernels import Gaussian, HeavyTailed, OutputKernel, RowScaled, StudentT, Weighted
 from .base import EPS, FusedForm, Method, MethodSpec, check_range
 from .divergences import KL, output_probabilities, plogp_constant
 

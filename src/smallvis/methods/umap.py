@@ -27,15 +27,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..input.distances import squared_distances
-from ..kernels import OutputKernel, StudentT, UMAPCurve
+from ..io.distances import squared_distances
+from .kernels import OutputKernel, StudentT, UMAPCurve
 from .base import EPS, Method, MethodSpec, PairForm, StochasticPlan, check_range
 from .elementwise import logm
 from .sne import KLEmbedding, _recipe
 
 
 def _umap_ab(spread, min_dist):
-    from ..umap_curve import umap_ab
+    from .umap_curve import umap_ab
 
     return umap_ab(spread, min_dist)
 

@@ -1,0 +1,307 @@
+"""Nearest neighbours without an (n, n) distance matrix: exact (blocked brute force) or approximate.
+
+:func:`nearest_neighbors` returns each point's ``k`` nearest *other* points, nearest first, with their
+Euclidean distances. The exact search works on blocks of rows, so its memory is O(block * n) rather
+than O(n^2); the approximate one uses pynndescent (an optional dependency, imported only when used).
+
+Exact results equal :meth:`smallvis.io.data.InputData.knn` (a stable argsort of each dense distance
+row): ties are broken by the lower index. The squared distances of a block are computed as
+``|x|^2 + |y|^2 - 2 x.y`` (on centred data), which is fast but carries cancellation error; so every
+point whose approximate distance is within a rigorous error bound of the ``k``-th smallest is kept as
+a candidate, the candidates' distances are recomputed directly from the coordinates, and the final
+order is decided on those accurate distances (then on the index).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .._util.log import logger
+from .._util.names import match_name
+from .distances import shift_origin
+
+__all__ = ["EXACT_MAX_N", "KNN_METHODS", "nearest_neighbors"]
+
+KNN_METHODS = ("auto", "exact", "nndescent")
+EXACT_MAX_N = 20_000  # "auto" searches exactly up to this many points (about 2.5 s at n = 20,000,
+# 50-D, 2 cores: less than pynndescent's compilation in a fresh process)
+
+_EPS = float(np.finfo(np.float64).eps)
+_BLOCK_BYTES = 64 * 2**20  # a block's float64 distance array stays at or below ~64 MB
+
+
+# --- validation ----------------------------------------------------------------------------------
+
+
+def check_neighbors_k(k, n: int) -> int:
+    """``k`` nearest *other* points: a whole number with ``1 <= k <= n - 1``."""
+    if isinstance(k, np.ndarray) and k.ndim == 0:
+        k = k.item()
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Real):
+        raise ValueError(
+            f"k (number of nearest neighbours, the point itself excluded) must be a whole number "
+            f"between 1 and n - 1 = {n - 1} for n = {n} points; got {k!r}"
+        )
+    if not math.isfinite(k) or k != int(k) or not 1 <= k <= n - 1:
+        raise ValueError(
+            f"k (number of nearest neighbours, the point itself excluded) must be a whole number "
+            f"between 1 and n - 1 = {n - 1} for n = {n} points; got k = {k!r}"
+        )
+    return int(k)
+
+
+def _block_rows(n: int) -> int:
+    return int(max(1, min(n, _BLOCK_BYTES // (8 * max(n, 1)))))
+
+
+# --- exact search --------------------------------------------------------------------------------
+
+
+def _exact_sq(X: np.ndarray, rows: np.ndarray, cand: np.ndarray) -> np.ndarray:
+    """Squared distances from ``X[rows[r]]`` to ``X[cand[r, j]]``, computed from coordinate
+    differences, summed in coordinate order (no (b, m, p) temporary)."""
+    from .knn_kernels import candidate_sq
+
+    return candidate_sq(np.ascontiguousarray(X, dtype=np.float64),
+                        np.ascontiguousarray(rows, dtype=np.int64),
+                        np.ascontiguousarray(cand, dtype=np.int64))
+
+
+def _finish(cand: np.ndarray, key: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sort each row's candidates by (key, index) and keep the first ``k``."""
+    order = np.lexsort((cand, key), axis=-1)[:, :k]
+    return np.take_along_axis(cand, order, axis=1), np.take_along_axis(key, order, axis=1)
+
+
+def _select_block(A: np.ndarray, rows: np.ndarray, k: int, slack: np.ndarray | float,
+                  exact) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` nearest neighbours of the points ``rows`` from their approximate distance block ``A``.
+
+    ``A`` (b, n) holds, row by row, a monotone proxy of the distances (squared distances up to a
+    per-row constant, or the distances themselves) with ``inf`` at the point itself. Every entry
+    within ``slack`` (per row) of the row's ``k``-th smallest value is a candidate; ``exact(rows,
+    cand)`` gives the final distances of the candidates, on which they are ordered (ties: lower
+    index first).
+    """
+    b, n = A.shape
+    kth = np.partition(A, k - 1, axis=1)[:, k - 1]
+    mask = A <= (kth + slack)[:, None]
+    count = np.count_nonzero(mask, axis=1)
+    idx = np.empty((b, k), dtype=np.int64)
+    dist = np.empty((b, k))
+    # rows with a modest number of candidates: one vectorised pass, candidates padded with the point
+    # itself at an infinite distance
+    cap = max(2 * k, k + 16)
+    heavy = count > cap
+    if heavy.any():
+        mask[heavy] = False
+    r, c = np.nonzero(mask)
+    light = np.flatnonzero(~heavy)
+    if light.size:
+        width = int(count[light].max())
+        start = np.zeros(b, dtype=np.int64)
+        start[1:] = np.cumsum(np.where(heavy, 0, count))[:-1]
+        cand = np.repeat(rows[:, None].astype(np.int64), width, axis=1)
+        cand[r, np.arange(r.size) - start[r]] = c
+        cand = cand[light]
+        key = exact(rows[light], cand)
+        key[cand == rows[light, None]] = np.inf
+        idx[light], dist[light] = _finish(cand, key, k)
+    # rows with many near-ties (e.g. many duplicates): one at a time, all their candidates
+    for i in np.flatnonzero(heavy):
+        cand = np.flatnonzero(A[i] <= kth[i] + (slack[i] if np.ndim(slack) else slack))
+        cand = cand.astype(np.int64)[None, :]
+        ii, dd = _finish(cand, exact(rows[i:i + 1], cand), k)
+        idx[i], dist[i] = ii[0], dd[0]
+    return idx, dist
+
+
+def _expanded_form_slack(sq: np.ndarray, p: int):
+    """Error bound of squared distances computed as ``|x|^2 + |y|^2 - 2 x.y`` from coordinates with
+    squared norms ``sq``: ``|computed - true| <= (2p + 4) eps (|x|^2 + |y|^2)``; twice that separates
+    the computed k-th value from any true tie. Returns ``slack(rows)``."""
+    bound = 2.0 * (2 * p + 4) * _EPS
+    sq_max = float(sq.max())
+    return lambda rows: bound * (sq[rows] + sq_max)
+
+
+def _search_blocks(n: int, k: int, scores, slack, exact, X=None) -> tuple[np.ndarray, np.ndarray]:
+    """Row blocks of ``scores(rows)`` (values ordered as the distances, self excluded here), each
+    block's ``k`` smallest selected by :func:`_select_block`, or, when the exact distances come from
+    coordinates ``X``, by the same rule in a parallel numba kernel."""
+    block = _block_rows(n)
+    idx = np.empty((n, k), dtype=np.int64)
+    dist = np.empty((n, k))
+    if X is not None:
+        from .knn_kernels import select_rows
+
+        X = np.ascontiguousarray(X, dtype=np.float64)
+    for start in range(0, n, block):
+        rows = np.arange(start, min(n, start + block))
+        A = scores(rows)
+        A[np.arange(rows.size), rows] = np.inf
+        if X is None:
+            idx[rows], dist[rows] = _select_block(A, rows, k, slack(rows), exact)
+        else:
+            select_rows(A, rows, k, np.broadcast_to(slack(rows), rows.shape).astype(np.float64),
+                        X, idx[start:start + rows.size], dist[start:start + rows.size])
+    return idx, dist
+
+
+def _exact_coordinates(X: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    Xc = shift_origin(X)
+    sq = np.einsum("ij,ij->i", Xc, Xc)
+
+    def scores(rows):
+        # |y|^2 - 2 x.y: the squared distance less the row's constant |x|^2 (order is all we need)
+        A = Xc[rows] @ Xc.T
+        A *= -2.0
+        A += sq[None, :]
+        return A
+
+    return _search_blocks(X.shape[0], k, scores, _expanded_form_slack(sq, X.shape[1]),
+                          lambda rows, cand: np.sqrt(_exact_sq(X, rows, cand)), X=X)
+
+
+def _exact_matrix(D: np.ndarray, k: int, *, squared: bool = False,
+                  X: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Exact neighbours from an (n, n) matrix ``D`` read in row blocks.
+
+    ``D`` holds distances (``squared=False``) or squared distances. Without coordinates ``X`` the
+    entries are taken as they are (a precomputed distance matrix). With ``X`` they were computed from
+    those coordinates by the expanded formula: candidates within its error bound are re-ranked on
+    distances recomputed from the coordinates, as in the blocked search.
+    """
+    if X is None:
+        def exact(rows, cand):
+            vals = np.take_along_axis(D[rows], cand, axis=1)
+            return np.sqrt(vals) if squared else vals
+
+        return _search_blocks(D.shape[0], k, lambda rows: np.array(D[rows], dtype=np.float64),
+                              lambda rows: 0.0, exact)
+
+    def scores(rows):
+        A = np.array(D[rows], dtype=np.float64)
+        if not squared:  # compare squared values, where the error bound holds
+            A *= A
+        return A
+
+    Xc = shift_origin(X)  # the coordinates D was computed from (squared_distances)
+    return _search_blocks(D.shape[0], k, scores,
+                          _expanded_form_slack(np.einsum("ij,ij->i", Xc, Xc), X.shape[1]),
+                          lambda rows, cand: np.sqrt(_exact_sq(X, rows, cand)))
+
+
+# --- approximate search ----------------------------------------------------------------------------
+
+
+def _seed(random_state):
+    if random_state is None:
+        return None
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**31 - 1))
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31 - 1))
+    if isinstance(random_state, (numbers.Integral, np.integer)) and not isinstance(random_state, bool):
+        return int(random_state)
+    raise TypeError(
+        f"random_state must be None, an int or a numpy Generator; got {type(random_state).__name__}"
+    )
+
+
+def _nndescent(X: np.ndarray, k: int, random_state, n_jobs, pynndescent):
+    n = X.shape[0]
+    index = pynndescent.NNDescent(X, metric="euclidean", n_neighbors=k + 1,
+                                  random_state=_seed(random_state), n_jobs=n_jobs, verbose=False)
+    graph = np.asarray(index.neighbor_graph[0], dtype=np.int64)
+    rows = np.arange(n)
+    is_self = graph == rows[:, None]
+    # drop the point itself wherever it is listed (with duplicate points it need not come first);
+    # where it is not listed at all, drop the last (farthest) column
+    has_self = is_self.any(axis=1)
+    drop = np.where(has_self, np.argmax(is_self, axis=1), k)
+    keep = np.ones(graph.shape, dtype=bool)
+    keep[rows, drop] = False
+    cand = graph[keep].reshape(n, k)
+    # pynndescent works in float32 and may leave a slot unfilled (-1): recompute the distances in
+    # float64, re-sort (ties: lower index), and search the odd row that is incomplete exactly
+    bad = np.flatnonzero((cand < 0).any(axis=1)
+                         | (np.sort(cand, axis=1)[:, 1:] == np.sort(cand, axis=1)[:, :-1]).any(axis=1))
+    cand[bad] = 0
+    idx, dist = _finish(cand, np.sqrt(_exact_sq(X, rows, cand)), k)
+    for r in bad:
+        diff = X - X[r]
+        d = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        d[r] = np.inf
+        i, dd = _finish(np.arange(n, dtype=np.int64)[None, :], d[None, :], k)
+        idx[r], dist[r] = i[0], dd[0]
+    if bad.size:
+        logger.info("kNN: %d incomplete pynndescent rows searched exactly", bad.size)
+    return idx, dist
+
+
+# --- public entry point ----------------------------------------------------------------------------
+
+
+def nearest_neighbors(X, k, *, precomputed: bool = False, method: str = "auto", random_state=None,
+                      exact_max_n: int = EXACT_MAX_N, n_jobs=None) -> tuple[np.ndarray, np.ndarray]:
+    """Each point's ``k`` nearest other points and their Euclidean distances.
+
+    Parameters
+    ----------
+    X : array (n, p), or (n, n) distances with ``precomputed=True``
+    k : int
+        Neighbours per point, the point itself excluded: ``1 <= k <= n - 1``.
+    precomputed : bool
+        ``X`` is a distance matrix; neighbours are read from its rows (always exactly).
+    method : {"auto", "exact", "nndescent"}
+        ``"auto"`` searches exactly when ``n <= exact_max_n`` and with pynndescent otherwise.
+        ``"exact"`` is a blocked brute force (memory O(block * n)); ``"nndescent"`` is approximate and
+        needs pynndescent (without it the search falls back to exact, with a warning).
+    random_state : None, int or numpy Generator
+        Seed of the approximate search (a Generator is asked for an int seed).
+    exact_max_n : int
+        Largest ``n`` searched exactly by ``"auto"``.
+    n_jobs : int or None
+        Threads for pynndescent.
+
+    Returns
+    -------
+    indices : int64 ndarray (n, k)
+        Nearest first; ties are broken by the lower index (as :meth:`InputData.knn`).
+    distances : float64 ndarray (n, k)
+        Euclidean distances (not squared), increasing along each row.
+    """
+    method = match_name(method, KNN_METHODS, "kNN method")
+    if precomputed:
+        D = np.asarray(X, dtype=np.float64)
+        if D.ndim != 2 or D.shape[0] != D.shape[1]:
+            raise ValueError(f"precomputed=True needs a square distance matrix; got shape {D.shape}")
+        n = D.shape[0]
+    else:
+        from .preprocess import as_numeric_matrix
+
+        X = as_numeric_matrix(X)
+        n = X.shape[0]
+    k = check_neighbors_k(k, n)
+    if precomputed:
+        logger.info("kNN: exact, from the rows of the precomputed distance matrix, for %d points, "
+                    "k = %d", n, k)
+        return _exact_matrix(D, k)
+    if method == "auto":
+        method = "exact" if n <= exact_max_n else "nndescent"
+    if method == "nndescent":
+        try:
+            import pynndescent
+        except ImportError:
+            logger.warning("kNN: pynndescent is not installed (pip install smallvis[fast]); falling "
+                           "back to exact brute force for %d points", n)
+            method = "exact"
+        else:
+            logger.info("kNN: pynndescent (approximate) for %d points, k = %d", n, k)
+            return _nndescent(X, k, random_state, n_jobs, pynndescent)
+    logger.info("kNN: exact brute force for %d points, k = %d", n, k)
+    return _exact_coordinates(X, k)

@@ -1,0 +1,195 @@
+"""Turning user data into a float64 matrix: numeric columns, scaling, PCA and whitening.
+
+Spec smallvis-R.md §2.1–2.3. Every function takes and returns plain arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._util.names import match_name
+
+SCALE_MODES = ("none", "scale", "range", "absmax")
+
+
+def numeric_columns(frame, *, what: str = "X", warn: bool = True):
+    """The numeric (and boolean) columns of a DataFrame; ``ValueError`` if there are none.
+
+    The original drops the other columns silently; here a ``UserWarning`` names them (unless
+    ``warn=False``), since a text column of labels or a categorical feature that vanishes from the
+    input changes the embedding without a trace.
+    """
+    numeric = frame.select_dtypes(include=["number", "bool"])
+    if numeric.shape[1] == 0:
+        raise ValueError(
+            f"{what} has no numeric columns (columns: {', '.join(map(str, frame.columns))})"
+        )
+    complex_cols = [c for c, dt in numeric.dtypes.items() if np.issubdtype(dt, np.complexfloating)]
+    if complex_cols:
+        raise TypeError(f"{what} column(s) {', '.join(map(repr, complex_cols))} hold complex "
+                        f"values: give the real part, the modulus, or real and imaginary parts "
+                        f"as two columns")
+    if warn and numeric.shape[1] < frame.shape[1]:
+        import warnings
+
+        dropped = [c for c in frame.columns if c not in set(numeric.columns)]
+        warnings.warn(f"{what}: non-numeric column(s) {', '.join(map(repr, dropped))} dropped "
+                      f"(only numeric and boolean columns are embedded)", UserWarning, stacklevel=3)
+    return numeric
+
+
+def is_dataframe(X) -> bool:
+    return hasattr(X, "select_dtypes") and hasattr(X, "columns")
+
+
+def _is_sparse(X) -> bool:
+    """A scipy sparse matrix or array (recognised without importing scipy)."""
+    return hasattr(X, "tocsr") and hasattr(X, "nnz") and hasattr(X, "shape")
+
+
+def as_numeric_matrix(X, *, what: str = "X") -> np.ndarray:
+    """A C-contiguous float64 2-D array from an array-like or a DataFrame (non-numeric columns dropped,
+    with a warning naming them).
+
+    Memory layout is normalised so that results do not depend on it. Raises ``ValueError`` or
+    ``TypeError`` naming the problem for: a sparse matrix (not supported yet), complex values, masked
+    entries, no numeric column, wrong dimensionality, no rows, missing or infinite values; a cast
+    would otherwise drop the imaginary part or the mask without a word.
+    """
+    if _is_sparse(X):
+        raise TypeError(f"{what} is a scipy sparse matrix of shape {X.shape}: sparse input is not "
+                        f"supported yet; convert it with {what}.toarray()")
+    if is_dataframe(X):
+        X = numeric_columns(X, what=what).to_numpy(dtype=np.float64, na_value=np.nan)
+    if np.ma.isMaskedArray(X):
+        mask = np.ma.getmaskarray(X)
+        if mask.any():
+            where = np.argwhere(mask)[0]
+            raise ValueError(f"{what} is a masked array with {int(mask.sum())} masked value(s), "
+                             f"first at {tuple(int(i) for i in where)}: missing data is not "
+                             f"allowed; fill them ({what}.filled(value)) or drop those rows")
+        X = np.ma.getdata(X)
+    try:
+        X = np.asarray(X)
+        if np.iscomplexobj(X):
+            raise TypeError(f"{what} has complex values (dtype {X.dtype}): give the real part, "
+                            f"the modulus, or real and imaginary parts as separate columns")
+        X = np.ascontiguousarray(X, dtype=np.float64)
+    except ValueError as err:
+        raise ValueError(f"{what} must be numeric: {err}") from None
+    except TypeError as err:
+        if "complex values" in str(err):
+            raise
+        raise ValueError(f"{what} must be numeric: {err}") from None
+    if X.ndim != 2:
+        raise ValueError(f"{what} must be a 2-D matrix (points in rows); got shape {X.shape}")
+    if X.shape[0] == 0:
+        raise ValueError(f"{what} has no rows (shape {X.shape}): there is nothing to embed")
+    if X.shape[1] == 0:
+        raise ValueError(f"{what} has no columns")
+    check_finite(X, what=what)
+    return X
+
+
+def check_finite(X: np.ndarray, *, what: str = "X") -> None:
+    """Reject NaN / infinite entries with a message that says where the first one is."""
+    bad = ~np.isfinite(X)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        kind = "missing (NaN)" if np.isnan(X[row, col]) else "infinite"
+        raise ValueError(
+            f"{what} contains {int(bad.sum())} {kind if bad.sum() == 1 else 'NaN or infinite'} "
+            f"value(s), first at row {row}, column {col}: missing data is not allowed"
+        )
+
+
+def centre_columns(X: np.ndarray) -> np.ndarray:
+    """``X`` (n, p) less its column means (the centring of the absmax and z-score scalings).
+
+    Two passes (the second removes the rounding of the first mean, as R's ``mean`` does), and a
+    constant column becomes exactly 0: its rounded mean need not equal its value (a column of 1e100
+    would otherwise leave a constant residue near 1e84, harmless to distances but not to scaling
+    that divides by the largest entry).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.shape[0] == 0:
+        return X.copy()
+    Xc = X - X.mean(axis=0)
+    Xc -= Xc.mean(axis=0)
+    Xc[:, (X == X[0]).all(axis=0)] = 0.0
+    return Xc
+
+
+def resolve_scale(scale) -> str:
+    """Map the ``scale`` argument (None/False/True or a name or prefix) to one of SCALE_MODES."""
+    if scale is None or scale is False:
+        return "none"
+    if scale is True:
+        return "scale"
+    return match_name(scale, SCALE_MODES, "scale mode")
+
+
+def scale_input(X: np.ndarray, mode: str) -> np.ndarray:
+    """Scale ``X`` as the original does (mode already resolved by :func:`resolve_scale`).
+
+    - ``none``: unchanged.
+    - ``range``: ``(X - min(X)) / max(X - min(X))`` over the whole matrix.
+    - ``absmax``: centre each column, then divide everything by ``|max(X_centred)|``: the absolute value
+      of the largest *signed* element (the original's documented "max absolute value" is not what it does).
+    - ``scale``: drop zero-variance columns, then z-score each column (sample sd).
+
+    Centring is :func:`centre_columns` (two passes, constant columns exactly
+    0), so a constant column, however large, neither sets the absmax divisor nor survives ``scale``.
+    """
+    X = np.array(X, dtype=np.float64, copy=True)
+    if mode == "none":
+        return X
+    if mode == "range":
+        X -= X.min()
+        top = X.max()
+        return X / top if top > 0 else X
+    if mode == "absmax":
+        X = centre_columns(X)  # a constant column is exactly 0, as R's two-pass mean leaves it
+        top = abs(X.max())
+        return X / top if top > 0 else X
+    if mode == "scale":
+        if X.shape[0] < 2:
+            raise ValueError("scale='scale' needs at least 2 points")
+        X = centre_columns(X)  # a constant column is exactly 0: zero variance, dropped
+        sd = np.sqrt(np.einsum("ij,ij->j", X, X) / (X.shape[0] - 1))
+        keep = sd > 0
+        if not keep.any():
+            raise ValueError("scale='scale': every column has zero variance")
+        return X[:, keep] / sd[keep]
+    raise ValueError(f"unknown scale mode {mode!r}")
+
+
+def _centred_svd(X: np.ndarray, ncomp: int, rng=None):
+    """Leading ``ncomp`` singular triplets of the column-centred ``X``.
+
+    Exact LAPACK SVD (the original's path, same signs) whenever the matrix is small enough; a
+    randomized truncated SVD otherwise (the original uses irlba there, which is not reproducible either).
+    """
+    Xc = X - X.mean(axis=0)
+    n, p = Xc.shape
+    if ncomp >= 0.5 * min(n, p) or n * p <= 4_000_000:
+        U, d, _ = np.linalg.svd(Xc, full_matrices=False)
+        return U[:, :ncomp], d[:ncomp]
+    from sklearn.utils.extmath import randomized_svd
+
+    seed = None if rng is None else int(rng.integers(2**31 - 1))
+    U, d, _ = randomized_svd(Xc, ncomp, n_iter=7, random_state=seed)
+    return U, d
+
+
+def pca_scores(X: np.ndarray, ncomp: int, rng=None) -> np.ndarray:
+    """PCA scores ``U[:, :ncomp] * d[:ncomp]`` of the column-centred data (no scaling)."""
+    U, d = _centred_svd(X, ncomp, rng)
+    return U * d
+
+
+def pca_whiten(X: np.ndarray, ncomp: int, rng=None) -> np.ndarray:
+    """PCA scores divided column-wise by ``sqrt(lambda_c + 1e-5)``, ``lambda_c = d_c^2 / (n - 1)``."""
+    U, d = _centred_svd(X, ncomp, rng)
+    lam = d**2 / (X.shape[0] - 1)
+    return U * d / np.sqrt(lam + 1e-5)

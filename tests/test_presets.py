@@ -175,7 +175,7 @@ def test_absmax_warns_about_column_ranges(blobs):
 
 
 def test_a_layout_on_a_line_is_reported():
-    from smallvis.api.embed import degenerate_layout
+    from smallvis.api.diagnostics import degenerate_layout
 
     t = np.linspace(0, 1, 50)
     assert degenerate_layout(np.c_[t, 1e-3 * np.sin(9 * t)]) is not None

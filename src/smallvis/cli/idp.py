@@ -75,7 +75,7 @@ def _idp_input(X, scale, pca):
     function does it), and a note saying what was done."""
     import numpy as np
 
-    from ..api.embed import _prepare_input
+    from ..api.pipeline import _prepare_input
     from ..io.preprocess import resolve_scale
 
     mode = resolve_scale("absmax" if scale is None else scale)

@@ -25,9 +25,10 @@ the learned log-normaliser ``Q`` with its own rate, updates clipped at 4 (spec n
 
 from __future__ import annotations
 
-import logging
 import math
 import time
+from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -35,7 +36,6 @@ from .._util.log import logger
 from .._util.parallel import fit_threads
 from .._util.names import match_name
 from .._util.rng import child
-from ..run.driver import EXPLODING, RunOutcome
 
 AUTO_SGD_N = 10_000  # engine="auto" moves sgd-capable methods to this engine above this many points
 # edges per point sampled in an epoch, each with its negatives: whether a run pays for threads
@@ -79,6 +79,23 @@ def _check_option(name, value, *, minimum, whole=False):
     return int(v) if whole else v
 
 
+@dataclass
+class Epochs:
+    """The epochs of one run (:meth:`SGDEngine.epochs`): ``step(Y, e)`` returns the coordinates after
+    epoch ``e`` (``Y`` is read, not written), ``params`` the settings for ``res.opt``, ``note()`` a
+    few words for each epoch's log line. :class:`smallvis.run.optim.sgd.EpochStepper` runs them as
+    the driver's optimiser."""
+
+    step: Callable[[np.ndarray, int], np.ndarray]
+    params: dict
+    nce: dict | None = None
+    started: float = field(default_factory=time.perf_counter)
+
+    def note(self) -> str:
+        q = f" Q = {self.nce['Q']:.4g}" if self.nce is not None else ""
+        return f"{q} ({time.perf_counter() - self.started:.2f} s)"
+
+
 class SGDEngine:
     """Negative-sampling SGD (``engine="sgd"`` or ``("sgd", {options})``).
 
@@ -120,7 +137,7 @@ class SGDEngine:
         return plan
 
     # -- set-up ---------------------------------------------------------------------------------
-    def prepare(self, method, data, rng):
+    def prepare(self, method, data, *, extras=frozenset(), rng):
         """Sparse affinities and the sampling structures. The kNN seed comes from a child stream of
         ``rng``, which is left as it was: a random init draws what it draws on every engine."""
         fit_threads(data.n * WORK_PER_POINT * (1 + self.negative_sample_rate))
@@ -151,12 +168,13 @@ class SGDEngine:
         return P, edge_p, row_p
 
     # -- the optimisation -----------------------------------------------------------------------
-    def run(self, method, state, Y, *, n_epochs: int, eta: float, epoch: int, rng,
-            callback=None, on_iteration=None, record=False, iter0_cost=False) -> RunOutcome:
+    def epochs(self, method, state, *, n_epochs: int, eta: float, rng) -> Epochs:
+        """The epochs the driver runs on this engine (``max_iter`` epochs, initial learning rate
+        ``eta``), through :class:`smallvis.run.optim.sgd.EpochStepper`. Draws the sampling and cost
+        seeds from ``rng``."""
         plan = self.plan(method)
-        Y = np.ascontiguousarray(Y, dtype=np.float64).copy()
-        n = Y.shape[0]
         P, edge_p, row_p = self._graph(state, plan, n_epochs)
+        n = P.shape[0]
         seed = np.uint64(int(rng.integers(2**63)))
         cost_seed = np.uint64(int(rng.integers(2**63)))
         repulsion = self._repulsion(plan)
@@ -164,53 +182,20 @@ class SGDEngine:
         sgd.update(edge_p=edge_p, row_p=row_p, indptr=P.indptr, indices=P.indices, seed=seed,
                    cost_seed=cost_seed, repulsion=repulsion)
         if plan.forces == "nce":
-            step_epoch = self._nce_setup(plan, sgd, row_p, n, n_epochs, eta)
+            epoch_step = self._nce_setup(plan, sgd, state, row_p, n, n_epochs, eta)
         else:
-            step_epoch = self._umap_setup(plan, sgd, P, n_epochs, eta, repulsion)
+            epoch_step = self._umap_setup(plan, sgd, P, n_epochs, eta, repulsion)
         logger.info("sgd: %d points, %d edges, %d epochs, learning rate %g, %s", n, P.nnz,
                     n_epochs, eta, self._describe(plan, sgd))
+        params = {"name": "sgd", "eta": float(eta), "n_epochs": n_epochs, **self.options()}
+        return Epochs(epoch_step, params, sgd if plan.forces == "nce" else None)
 
-        itercosts = {}
-        if iter0_cost:
-            cost0 = float(np.sum(self.point_costs(method, state, Y)))
-            logger.info("Epoch 0 cost (sampled) = %.6g", cost0)
-            if record:
-                itercosts[0] = cost0
-        else:
-            cost0 = None
-        if callback is not None:
-            callback(Y, 0, cost0)
-        diverged = exploding = False
-        start = time.perf_counter()
-        done = 0
-        for e in range(n_epochs):
-            step_epoch(Y, e)
-            done = e + 1
-            if on_iteration is not None:
-                on_iteration(done)
-            if done % epoch != 0 and done != n_epochs:
-                continue
-            if not np.all(np.isfinite(Y)):
-                diverged = True
-                logger.warning("Epoch %d: the embedding diverged (non-finite coordinates)", done)
-                break
-            if not exploding and np.abs(Y).max() > EXPLODING:
-                exploding = True
-            if not (record or callback is not None or logger.isEnabledFor(logging.INFO)):
-                continue  # nobody looks at the estimate: do not spend time on it
-            cost = float(np.sum(self.point_costs(method, state, Y)))
-            logger.info("Epoch %d cost (sampled) = %.6g%s (%.2f s)", done, cost,
-                        f" Q = {sgd['Q']:.4g}" if plan.forces == "nce" else "",
-                        time.perf_counter() - start)
-            if record:
-                itercosts[done] = cost
-            if callback is not None:
-                callback(Y, done, cost)
-        if plan.forces == "nce":
-            state.data["logZ"] = sgd["Q"] + math.log(n * (n - 1.0))
-        Y -= Y.mean(axis=0)
-        return RunOutcome(Y=Y, iter=done, G2norm=None, itercosts=itercosts, diverged=diverged,
-                          exploding=exploding, diverged_at=done if diverged else None)
+    def evaluate(self, method, state, Y, factor=1.0, *, cost=True, grad=True):
+        """The engine's evaluation: a sampled estimate of the per-point costs; no gradient (the
+        epochs move the points themselves)."""
+        if grad:
+            raise ValueError("engine 'sgd' has no gradient: its epochs move the points")
+        return self.point_costs(method, state, Y), None
 
     def _repulsion(self, plan) -> float:
         return plan.repulsion if self.repulsion_strength is None else self.repulsion_strength
@@ -239,18 +224,21 @@ class SGDEngine:
         tails = None
 
         def step(Y, e):
+            """Epoch ``e`` from ``Y`` (left as it is): the new coordinates."""
             nonlocal tails
             if tails is None:
                 tails = np.zeros((blocks.shape[0] - 1,) + Y.shape)
             lr = eta * (1.0 - e / n_epochs)
-            k.umap_epoch(Y, Y.copy(), tails, P.indptr, P.indices, epochs_per_sample, next_sample,
+            new = Y.copy()
+            k.umap_epoch(new, Y, tails, P.indptr, P.indices, epochs_per_sample, next_sample,
                          epochs_per_negative, next_negative, blocks, plan.a, plan.b, repulsion,
                          plan.gr_eps, lr, e, seed)
-            k.apply_tails(Y, tails)
+            k.apply_tails(new, tails)
+            return new
 
         return step
 
-    def _nce_setup(self, plan, sgd, row_p, n, n_epochs, eta):
+    def _nce_setup(self, plan, sgd, state, row_p, n, n_epochs, eta):
         from . import sgd_kernels as k
 
         o = plan.options
@@ -269,14 +257,18 @@ class SGDEngine:
         tails = None
 
         def step(Y, e):
+            """Epoch ``e`` from ``Y`` (left as it is): the new coordinates; the normaliser moves on."""
             nonlocal tails
             if tails is None:
                 tails = np.zeros((blocks.shape[0] - 1,) + Y.shape)
             lr = eta * (1.0 - (e / n_epochs) ** 2)
-            k.nce_epoch(Y, Y.copy(), tails, indptr, indices, blocks, Q_blocks, sgd["Q"], offset,
+            new = Y.copy()
+            k.nce_epoch(new, Y, tails, indptr, indices, blocks, Q_blocks, sgd["Q"], offset,
                         plan.a, plan.b, int(nus[e]), o["alpha_Q"], lr, e, seed)
-            k.apply_tails(Y, tails)
+            k.apply_tails(new, tails)
             sgd["Q"] = float(Q_blocks.mean())
+            state.data["logZ"] = sgd["Q"] + math.log(n * (n - 1.0))
+            return new
 
         return step
 

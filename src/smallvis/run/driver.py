@@ -1,11 +1,22 @@
 """The one optimisation loop (spec smallvis-R.md §8): stages, exaggeration, epochs, stopping, callbacks.
 
-No method-specific code lives here: methods adapt through ``on_epoch``, optimisers through ``step``.
-Exaggeration is a factor set on the objective, never an edit of P.
+Every engine runs through it: the gradient engines with an optimiser from :mod:`.optim`, the
+stochastic engine with its epoch stepper (:meth:`smallvis.engines.sgd.SGDEngine.stepper`), which is an
+optimiser whose step is one epoch of negative sampling. No method-specific code lives here: methods
+adapt through ``on_epoch``, optimisers through ``step``. Exaggeration is a factor set on the objective,
+never an edit of P.
+
+What an optimiser may declare (all optional): ``unit`` (``"Iter"``; the stepper's ``"Epoch"``) names
+its steps in the log; ``sampled_cost`` (False) says that the objective's cost is a stochastic
+estimate: it is then computed only when someone looks (a callback, a record, the log), it never stops
+the run, and a rise is not reported; ``recentres`` (True) whether the coordinates are recentred after
+every step (always at the end); ``note()`` adds to each epoch's log line; ``counts`` counts
+evaluations; ``end_exaggeration(it)`` and ``mom_switch_iter`` follow the exaggeration stage.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -95,9 +106,13 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
     ee_buffer = s.ee_mon_buffer
     itercosts: dict[int, float] = {}
 
+    unit = getattr(optimizer, "unit", "Iter")
+    sampled = getattr(optimizer, "sampled_cost", False)
+    recentres = getattr(optimizer, "recentres", True)
+    costed = " cost (sampled)" if sampled else " cost"
     if s.iter0_cost:
         cost0 = float(np.sum(objective.pcost(Y, exaggeration=1.0)))
-        logger.info("Iter 0 cost = %.6g", cost0)
+        logger.info("%s 0%s = %.6g", unit, costed, cost0)
         if s.record:
             itercosts[0] = cost0
     else:
@@ -115,7 +130,8 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
     while it < max_iter:
         it += 1
         step = optimizer.step(objective, Y, it)
-        Y, G2 = step.Y, float(np.sqrt(np.sum(step.G**2)))
+        Y = step.Y
+        G2 = None if step.G is None else float(np.sqrt(np.sum(step.G**2)))
         if stages[stage] == "early" and it == stop_lying_iter:
             objective.exaggeration = 1.0
             if hasattr(optimizer, "end_exaggeration"):
@@ -134,12 +150,13 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
             max_iter = it
             logger.info("Iter %d: the optimiser reports convergence (%s)", it,
                         getattr(optimizer, "terminated", None) or "converged")
-        Y = recentre(Y)
+        if recentres:
+            Y = recentre(Y)
         if on_iteration is not None:
             on_iteration(it)
         if not np.all(np.isfinite(Y)):
             diverged, diverged_at, Y = True, it, finite_Y
-            logger.info("Iter %d: the embedding diverged (non-finite coordinates)", it)
+            logger.info("%s %d: the embedding diverged (non-finite coordinates)", unit, it)
             break
         finite_Y = Y
         if it % epoch != 0 and it != max_iter:
@@ -147,21 +164,27 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
 
         if not exploding and np.abs(Y).max() > EXPLODING:
             exploding = True
-            logger.info("Iter %d: coordinates exceed %.0e", it, EXPLODING)
+            logger.info("%s %d: coordinates exceed %.0e", unit, it, EXPLODING)
+        if sampled and not (s.record or callback is not None or logger.isEnabledFor(logging.INFO)):
+            continue  # nobody looks at the estimate, and it stops nothing: do not spend time on it
         cost = step.cost if step.cost is not None else float(np.sum(objective.pcost(Y)))
-        tolval = reltol(cost, old_cost) / epoch if old_cost is not None else None
+        tolval = reltol(cost, old_cost) / epoch if old_cost is not None and not sampled else None
         counts = getattr(optimizer, "counts", None)  # line-search optimisers count evaluations
-        logger.info("Iter %d cost = %.6g%s ||G||2 = %.4g%s", it, cost,
-                    "" if tolval is None else f" tol = {tolval:.4g}", G2,
-                    f" nf = {counts['fn']} ng = {counts['gr']}" if counts else "")
+        note = optimizer.note() if hasattr(optimizer, "note") else ""
+        logger.info("%s %d%s = %.6g%s%s%s%s", unit, it, costed, cost,
+                    "" if tolval is None else f" tol = {tolval:.4g}",
+                    "" if G2 is None else f" ||G||2 = {G2:.4g}",
+                    f" nf = {counts['fn']} ng = {counts['gr']}" if counts else "", note)
         if callback is not None:
             callback(Y, it, cost)
         if s.record:
             itercosts[it] = cost
         if not math.isfinite(cost):
             diverged, diverged_at = True, it
-            logger.info("Iter %d: the cost is not finite; the optimisation diverged", it)
+            logger.info("%s %d: the cost is not finite; the optimisation diverged", unit, it)
             break
+        if sampled:  # an estimate: it neither stops the run nor adapts a method
+            continue
         stage_costs.append((it, cost))
 
         stop = cost < s.min_cost

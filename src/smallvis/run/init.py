@@ -9,13 +9,15 @@ returning NaN.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, Callable
+
 import numpy as np
 
 from .._util.log import logger
 from .._util.names import match_name
 from ..io.preprocess import pca_scores
 
-INITS = ("rand", "pca", "spca", "laplacian", "normlaplacian", "power", "pcascaled")
 PCASCALED_SDEV = 1e-4  # the first column's standard deviation after scaling
 DENSE_EIGEN_LIMIT = 3000
 
@@ -201,4 +203,87 @@ def power_iteration_init(A, k: int, rng: np.random.Generator, n_iter: int = 20) 
     Y = rng.uniform(0.0, 1.0, size=(shape[0], int(k)))
     for _ in range(int(n_iter)):
         Y = _standardise_columns(np.asarray(A @ Y, dtype=np.float64))
+    return Y
+
+
+# -- the registry: every init by name ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InitContext:
+    """What an init may use: the processed input, the method and its prepared state, the output
+    dimension, the random stream, whether the input is already PCA scores, and the given matrix."""
+
+    data: Any
+    method: Any
+    state: Any
+    k: int
+    rng: np.random.Generator
+    pca_applied: bool = False
+    matrix: Any = None
+
+
+@dataclass(frozen=True)
+class Init:
+    """An init: ``make(context, sdev)`` returns (n, k) coordinates. ``rescaled``: the columns are
+    then scaled to sd 1e-4 (or ``Y_init_sdev``) as the original does for ``rand`` and ``spca``;
+    ``own_sdev``: ``make`` applies ``Y_init_sdev`` itself (otherwise a given ``Y_init_sdev``
+    rescales every init)."""
+
+    make: Callable[[InitContext, float | None], np.ndarray]
+    rescaled: bool = False
+    own_sdev: bool = False
+    doc: str = ""
+
+
+def _pca(c: InitContext, sdev=None) -> np.ndarray:
+    return pca_init(c.data.X, c.k, precomputed=c.data.precomputed, already_pca=c.pca_applied,
+                    rng=c.rng)
+
+
+def _pcascaled(c: InitContext, sdev) -> np.ndarray:
+    return scale_by_first_column(_pca(c), PCASCALED_SDEV if sdev is None else float(sdev))
+
+
+def _power(c: InitContext, sdev=None) -> np.ndarray:
+    A = c.method.laplacian_affinity(c.state)
+    if A is None:
+        raise ValueError(f"Y_init='power' needs input affinities; method {c.method.name!r} has none")
+    return power_iteration_init(A, c.k, c.rng, n_iter=int(c.method.params.get("n_init_epochs", 20)))
+
+
+def _spectral_of(normalized: bool):
+    def make(c: InitContext, sdev=None) -> np.ndarray:
+        A = c.method.laplacian_affinity(c.state)
+        if A is None:  # a method without P: the output kernel of the input distances
+            A = 1.0 / (1.0 + c.data.distances())
+            np.fill_diagonal(A, 0.0)
+        return spectral_init(A, c.k, normalized=normalized, fallback=lambda: _pca(c))
+    return make
+
+
+INITS: dict[str, Init] = {
+    "rand": Init(lambda c, sdev: c.rng.standard_normal((c.data.n, c.k)), rescaled=True,
+                 doc="Gaussian noise, sd 1e-4"),
+    "pca": Init(_pca, doc="PCA scores (classical MDS for distances)"),
+    "spca": Init(_pca, rescaled=True, doc="PCA scores scaled to sd 1e-4"),
+    "laplacian": Init(_spectral_of(False), doc="Laplacian eigenmap of the affinities"),
+    "normlaplacian": Init(_spectral_of(True), doc="normalised-Laplacian eigenmap (UMAP's)"),
+    "power": Init(_power, doc="NCVis's power iteration on the affinities"),
+    "pcascaled": Init(_pcascaled, own_sdev=True,
+                      doc="PCA with the first column at sd 1e-4 (openTSNE's)"),
+}
+
+
+def initial_layout(name: str, context: InitContext, sdev: float | None = None) -> np.ndarray:
+    """The starting coordinates of init ``name`` (a registered name, or ``"matrix"`` for
+    ``context.matrix``), with ``Y_init_sdev`` = ``sdev`` applied as the original does."""
+    if name == "matrix":
+        Y = check_init_matrix(context.matrix, context.data.n, context.k)
+        init = Init(None)
+    else:
+        init = INITS[name]
+        Y = init.make(context, sdev)
+    if not init.own_sdev and (sdev is not None or init.rescaled):
+        Y = rescale(Y, 1e-4 if sdev is None else float(sdev))
     return Y

@@ -1,0 +1,329 @@
+"""The pipeline of one run: a :class:`~smallvis.run.config.RunConfig` in, an embedding out.
+
+input -> method -> engine -> resolved plan -> affinities -> start -> optimiser -> driver -> result.
+Every engine runs through the one driver loop (:func:`smallvis.run.driver.run`): a gradient engine
+with an optimiser from :mod:`smallvis.run.optim`, the stochastic engine with its epochs
+(:class:`smallvis.run.optim.sgd.EpochStepper`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+import numpy as np
+
+from .._util.log import logger
+from .._util.rng import as_generator
+from ..engines import resolve_engine
+from ..io.data import InputData
+from ..io.preprocess import as_numeric_matrix, pca_scores, pca_whiten, resolve_scale, scale_input
+from ..io.validate import check_distance_matrix
+from ..methods import build_method, split_spec
+from ..run import driver, presets
+from ..run.config import RunConfig, RunPlan, resolve
+from ..run.init import InitContext, initial_layout, rescale, check_init_matrix, resolve_init
+from ..run.optim import Objective, build_optimizer
+from ..run.optim.sgd import EpochStepper
+from ..run.result import SmallVisResult
+from .diagnostics import teach, warn_column_ranges
+
+EXTRA_NAMES = ("X", "P", "Q", "DX", "DY", "V", "beta", "dint", "adegin", "adegout", "adegc",
+               "pdeg", "alpha", "geo", "logZ", "idp")
+
+
+def embed(X, config: RunConfig):
+    """Run ``config`` on ``X``: the coordinates (n, k), or a :class:`SmallVisResult` when
+    ``config.output.ret_extra`` asks for one."""
+    start = time.perf_counter()
+    rng = as_generator(config.random_state)
+    k, mc, inp = config.k, config.method, config.input
+    from .._util.names import match_name
+
+    precomputed = match_name(inp.metric, ("euclidean", "precomputed"), "metric") == "precomputed"
+    defaults = presets.resolve_defaults_name(config.defaults)
+    name, method_params, _ = split_spec(mc.method)
+    perplexity = mc.perplexity
+    if perplexity is None:
+        perplexity = presets.preset_perplexity(defaults, name)
+    engine = presets.preset_engine(defaults, name, config.engine)
+    m = build_method(mc.method, perplexity=perplexity, eps=mc.eps, use_cpp=bool(mc.use_cpp))
+    if mc.bh:
+        engine = _barnes_hut_tsne(m, mc.method, engine, theta=mc.theta, inp_kernel=mc.inp_kernel,
+                                  nn=mc.nn)
+    elif mc.inp_kernel is not None or mc.nn is not None:
+        given = "inp_kernel" if mc.inp_kernel is not None else "nn"
+        raise ValueError(
+            f"{given} only applies with bh=True (the original ignores it otherwise); to change the "
+            f"input kernel of another run, give it to the method, e.g. method=({m.name!r}, "
+            "{'inp_kernel': 'nngaussian'}); the sparse engines take neighbours as an option, e.g. "
+            "engine=('fft', {'knn': 'exact'})")
+    Y_init = config.init.Y_init
+    if Y_init is not None:
+        resolve_init(Y_init)  # a bad name fails before any work
+    want_result, extras = _resolve_extras(config.output.ret_extra)
+
+    data, pca_dims, whiten_dims, pca_applied = _prepare_input(
+        X, precomputed=precomputed, scale=inp.scale, pca=inp.pca, initial_dims=inp.initial_dims,
+        k=k, rng=rng)
+    n = data.n
+    if n < 3:
+        raise ValueError(f"need at least 3 points to embed; got {n}")
+    if Y_init is not None and not isinstance(Y_init, str):
+        check_init_matrix(Y_init, n, k)
+    eng = resolve_engine(engine, m, n, k)
+    stochastic = eng.plan(m) if getattr(eng, "stochastic", False) else None
+    plan = resolve(config, method_name=m.name, given_params=method_params, n=n,
+                   default_init=m.default_init if stochastic is None else stochastic.init,
+                   stochastic_plan=stochastic)
+    method = mc.method
+    if plan.method_params:
+        method = _with_params(method, plan.method_params, mc.eps)
+        m = build_method(method, perplexity=perplexity)
+    eng.check(n)
+    compile_secs = _warm_up(eng, m, k)
+    logger.info("%s: %d points, %s input dims, method %s, engine %s", "smallvis", n,
+                "precomputed" if precomputed else data.X.shape[1], m.name, eng.name)
+    out, run = _run(eng, m, data, plan, config, rng=rng, extras=extras, pca_applied=pca_applied,
+                    record=want_result)
+    teach(out, m.name, run["opt"].get("eta"), defaults=plan.defaults)
+    if not want_result:
+        return out.Y
+    res = SmallVisResult(
+        Y=out.Y, N=n, origD=None if precomputed else data.X.shape[1], scale=inp.scale,
+        Y_init=plan.init, method=method, iter=out.iter, time_secs=time.perf_counter() - start,
+        G2norm=out.G2norm, costs=run["pcost"](out.Y), opt=run["opt"],
+        perplexity=_reported_perplexity(m, run["state"]), itercosts=out.itercosts,
+        pca_dims=pca_dims, whiten_dims=whiten_dims, diverged=out.diverged, defaults=plan.defaults,
+        settings=_plain_settings(plan.chosen))
+    res.engine, res.compile_secs = eng.name, compile_secs
+    for key, value in _stages(m, plan, out).items():
+        setattr(res, key, value)
+    res.extras = _collect_extras(extras, m, run["state"], data, out.Y)
+    return res
+
+
+def _run(eng, m, data, plan: RunPlan, config: RunConfig, *, rng, extras, pca_applied, record):
+    """Prepare the method on the engine, start, and run the driver: (outcome, what the result
+    needs). The random draws keep their order on every engine: affinities (the sgd engine's kNN
+    seed from a child stream), the start, the optimiser's seeds."""
+    out_cfg, s = config.output, plan.schedule
+    stochastic = getattr(eng, "stochastic", False)
+    if not stochastic:
+        optimizer = build_optimizer(*plan.optimizer)  # a bad setting fails before any work
+    state = eng.prepare(m, data, extras=extras, rng=rng)
+    context = InitContext(data=data, method=m, state=state, k=config.k, rng=rng,
+                          pca_applied=pca_applied, matrix=plan.Y_init)
+    if stochastic:
+        Y = initial_layout(plan.init, context)
+        if plan.init != "matrix":
+            Y = _stochastic_scale(Y, eng.plan(m).forces)
+        if plan.Y_init_sdev is not None:
+            Y = rescale(Y, float(plan.Y_init_sdev))
+        Y = np.ascontiguousarray(Y, dtype=np.float64)
+    else:
+        Y = initial_layout(plan.init, context, plan.Y_init_sdev)
+    objective = Objective(m, state, eng)
+    if stochastic and s.max_iter > 0:
+        optimizer = EpochStepper(eng.epochs(m, state, n_epochs=s.max_iter, eta=plan.eta, rng=rng))
+    schedule = driver.Schedule(**{**vars(s), "record": record,
+                                  "iter0_cost": s.iter0_cost and (out_cfg.verbose or record)})
+    if s.max_iter < 1:
+        out = driver.RunOutcome(Y=Y, iter=0, G2norm=None, stop_lying_iter=s.stop_lying_iter)
+        if out_cfg.epoch_callback is not None:
+            out_cfg.epoch_callback(Y, 0, None)
+    else:
+        label = f"{m.name} (sgd)" if stochastic else m.name
+        with _progress_hook(out_cfg.progress, s.max_iter, label) as hook:
+            out = driver.run(objective, optimizer, Y, schedule, callback=out_cfg.epoch_callback,
+                             on_iteration=hook)
+    if stochastic:
+        opt = {"name": "sgd", "eta": float(plan.eta), "n_epochs": s.max_iter, **eng.options()}
+        if "logZ" in state.data:
+            opt["logZ"] = state.data["logZ"]
+        pcost = (lambda Y: eng.point_costs(m, state, Y)) if s.max_iter > 0 else (
+            lambda Y: np.full(data.n, np.nan))
+    else:
+        opt = {**optimizer.params(), "counts": dict(getattr(optimizer, "counts", objective.counts))}
+        pcost = lambda Y: objective.pcost(Y, exaggeration=1.0)  # noqa: E731
+    return out, dict(state=state, opt=opt, pcost=pcost)
+
+
+def _stages(m, plan: RunPlan, out) -> dict:
+    """The exaggeration stages the run used, for the result."""
+    s = plan.schedule
+    stages = {}
+    if s.exaggeration_factor != 1 and m.uses_affinities:
+        stages.update(exaggeration_factor=s.exaggeration_factor,
+                      stop_lying_iter=out.stop_lying_iter)
+    used_late = s.late_exaggeration_factor != 1 and m.uses_affinities and (
+        s.exaggeration_factor == 1 or out.start_late_lying_iter <= out.iter)
+    if used_late:
+        stages.update(late_exaggeration_factor=s.late_exaggeration_factor,
+                      start_late_lying_iter=out.start_late_lying_iter)
+    return stages
+
+
+def _resolve_extras(ret_extra):
+    if ret_extra is False or ret_extra is None:
+        return False, frozenset()
+    if ret_extra is True:
+        return True, frozenset()
+    names = [ret_extra] if isinstance(ret_extra, str) else list(ret_extra)
+    lookup = {n.lower(): n for n in EXTRA_NAMES}
+    out = set()
+    for name in names:
+        if not isinstance(name, str) or name.lower() not in lookup:
+            raise ValueError(f"unknown ret_extra item {name!r}; valid: {', '.join(EXTRA_NAMES)}")
+        out.add(lookup[name.lower()])
+    return True, frozenset(out)
+
+
+
+def _prepare_input(X, *, precomputed, scale, pca, initial_dims, k, rng):
+    """Processed input and what was done to it: (InputData, pca_dims, whiten_dims, pca_applied)."""
+    X = as_numeric_matrix(X)
+    if precomputed:
+        check_distance_matrix(X)
+        return InputData(X, precomputed=True), None, None, False
+    mode = resolve_scale(scale)
+    if mode == "absmax":
+        warn_column_ranges(X)
+    X = scale_input(X, mode)
+    whiten = isinstance(pca, str) and pca.lower().startswith("w")
+    if isinstance(pca, str) and not whiten:
+        raise ValueError(f"pca must be True, False or 'whiten'; got {pca!r}")
+    if not (pca or whiten):
+        return InputData(X), None, None, False
+    if initial_dims < k:
+        raise ValueError(f"initial_dims ({initial_dims}) must be at least k ({k}) when using PCA")
+    if min(X.shape) < initial_dims:
+        logger.info("PCA skipped: initial_dims = %d is not below min(n, p) = %d", initial_dims,
+                    min(X.shape))
+        return InputData(X), None, None, False
+    if whiten:
+        logger.info("Whitening to %d dimensions", initial_dims)
+        return InputData(pca_whiten(X, initial_dims, rng)), None, initial_dims, True
+    logger.info("PCA: keeping %d dimensions", initial_dims)
+    return InputData(pca_scores(X, initial_dims, rng)), initial_dims, None, True
+
+
+
+def _with_params(method, extra: dict, eps: float):
+    """``method`` as ``(name, params)`` with ``extra`` added; a bare name keeps the top-level ``eps``
+    it would have received (the original's eps rule), so only ``extra`` changes."""
+    from ..methods import REGISTRY
+
+    name, params, bare = split_spec(method)
+    params = {**params, **extra}
+    if bare and "eps" in REGISTRY[name].params:
+        params.setdefault("eps", eps)
+    return (name, params)
+
+
+
+def _plain_settings(chosen: dict) -> dict:
+    """What the defaults chose, as plain values (the optimiser's ``(name, {..})`` as given)."""
+    return {key: (list(value) if isinstance(value, tuple) else value) for key, value in chosen.items()}
+
+
+
+def _warm_up(eng, m, k) -> float:
+    """Compile (or load from numba's disk cache) the engine's kernels before the run, so the run's
+    timings and progress do not include it; the time is logged and kept in ``res.compile_secs``."""
+    if not hasattr(eng, "warm_up"):
+        return 0.0
+    secs = eng.warm_up(m, k)
+    logger.info("engine %s: kernels ready in %.2f s (compiled on first use, later loaded from the "
+                "disk cache)", eng.name, secs)
+    return secs
+
+
+
+def _barnes_hut_tsne(m, method, engine, *, theta, inp_kernel, nn):
+    """The original's ``bh=TRUE``: t-SNE on the Barnes-Hut engine with sparse P from the
+    ``nngaussian`` kernel (or ``inp_kernel``) and approximate neighbours unless ``nn="exact"``."""
+    import dataclasses
+
+    from .._util.names import match_name
+
+    if m.name != "tsne":
+        logger.info("bh=True only applies to method 'tsne'; ignored for %r", m.name)
+        return engine
+    _, params, _ = split_spec(method)
+    kernel = inp_kernel if inp_kernel is not None else params.get("inp_kernel", "nngaussian")
+    m.recipe = dataclasses.replace(m.recipe, kernel=kernel)
+    # no nn: "auto" (exact up to 20,000 points: faster than compiling pynndescent, and exact)
+    knn = "auto" if nn is None else {"approximate": "nndescent", "exact": "exact"}[
+        match_name(nn, ("approximate", "exact"), "nn")]
+    logger.info("bh=True: Barnes-Hut t-SNE, theta = %g, input kernel %s, %s neighbours", theta,
+                kernel, knn)
+    return ("bh", {"theta": theta, "knn": knn})
+
+
+
+def _reported_perplexity(m, state):
+    """The perplexity the method used: the chosen IDP for ``"idp"``, the candidates for
+    ``"multiscale"``, else the method's value."""
+    p = m.perplexity()
+    aff = getattr(state, "affinities", None)
+    if aff is not None and isinstance(p, (str, tuple)):
+        return aff.perplexity
+    return p
+
+
+
+def _stochastic_scale(Y, forces):
+    """Named inits on the sgd engine: each column to [0, 10] (umap-learn), or to mean 0 and sd 1
+    (NCVis)."""
+    Y = Y - Y.mean(axis=0)
+    if forces == "nce":
+        sd = Y.std(axis=0)
+        return Y / np.where(sd > 0, sd, 1.0)
+    lo, hi = Y.min(axis=0), Y.max(axis=0)
+    return 10.0 * (Y - lo) / np.where(hi > lo, hi - lo, 1.0)
+
+
+
+@contextlib.contextmanager
+def _progress_hook(progress, total, label):
+    """``progress=True``: a tqdm bar on stderr; a callable is used as is; otherwise no hook."""
+    if callable(progress):
+        yield progress
+        return
+    if not progress:
+        yield None
+        return
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, desc=label, unit="it", leave=False, mininterval=0.5)
+    last = [0]
+
+    def hook(iteration):
+        bar.update(iteration - last[0])
+        last[0] = iteration
+
+    try:
+        yield hook
+    finally:
+        bar.close()
+
+
+
+def _collect_extras(extras, m, state, data, Y):
+    from ..io.distances import squared_distances
+
+    found = {}
+    for name in sorted(extras):
+        if name == "X":
+            value = data.X
+        elif name == "DX":
+            value = data.distances()
+        elif name == "DY":
+            value = np.sqrt(squared_distances(Y))
+        else:
+            value = m.export(state, name, Y)
+        if value is None:
+            raise ValueError(f"ret_extra item {name!r} is not available for method {m.name!r}")
+        found[name] = value
+    return found

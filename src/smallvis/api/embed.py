@@ -21,8 +21,7 @@ from ..engines import resolve_engine
 from ..run.init import (check_init_matrix, pca_init, power_iteration_init, rescale, resolve_init,
                         scale_by_first_column, spectral_init)
 from ..io.data import InputData
-from ..io.preprocess import as_numeric_matrix, pca_scores, pca_whiten, resolve_scale, scale_input
-from ..io.validate import check_distance_matrix
+from ..io.prepare import prepare_input
 from ..methods import EPS, build_method, split_spec
 from ..run.optim import Objective, build_optimizer, split_opt
 from ..run.result import SmallVisResult
@@ -205,30 +204,8 @@ def _check_int(name, value, minimum):
 
 def _prepare_input(X, *, precomputed, scale, pca, initial_dims, k, rng):
     """Processed input and what was done to it: (InputData, pca_dims, whiten_dims, pca_applied)."""
-    X = as_numeric_matrix(X)
-    if precomputed:
-        check_distance_matrix(X)
-        return InputData(X, precomputed=True), None, None, False
-    mode = resolve_scale(scale)
-    if mode == "absmax":
-        _warn_column_ranges(X)
-    X = scale_input(X, mode)
-    whiten = isinstance(pca, str) and pca.lower().startswith("w")
-    if isinstance(pca, str) and not whiten:
-        raise ValueError(f"pca must be True, False or 'whiten'; got {pca!r}")
-    if not (pca or whiten):
-        return InputData(X), None, None, False
-    if initial_dims < k:
-        raise ValueError(f"initial_dims ({initial_dims}) must be at least k ({k}) when using PCA")
-    if min(X.shape) < initial_dims:
-        logger.info("PCA skipped: initial_dims = %d is not below min(n, p) = %d", initial_dims,
-                    min(X.shape))
-        return InputData(X), None, None, False
-    if whiten:
-        logger.info("Whitening to %d dimensions", initial_dims)
-        return InputData(pca_whiten(X, initial_dims, rng)), None, initial_dims, True
-    logger.info("PCA: keeping %d dimensions", initial_dims)
-    return InputData(pca_scores(X, initial_dims, rng)), initial_dims, None, True
+    return prepare_input(X, precomputed=precomputed, scale=scale, pca=pca,
+                         initial_dims=initial_dims, k=k, rng=rng, stacklevel=4)  # smallvis()'s caller
 
 
 # absmax divides every column by one number; beyond this ratio of the widest column's range to the

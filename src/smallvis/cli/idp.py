@@ -72,16 +72,16 @@ def _check_idp_outputs(args) -> Path | None:
 
 def _idp_input(X, scale, pca):
     """The input as ``smallvis(X, scale=..., pca=True, initial_dims=pca)`` processes it (the same
-    function does it), and a note saying what was done."""
+    function, :func:`smallvis.io.prepare.prepare_input`, does it), and a note saying what was done."""
     import numpy as np
 
-    from ..api.embed import _prepare_input
+    from ..io.prepare import prepare_input
     from ..io.preprocess import resolve_scale
 
     mode = resolve_scale("absmax" if scale is None else scale)
     if pca is not None and pca < 1:
         raise ValueError(f"--pca must be at least 1; got {pca}")
-    data, pca_dims, _, _ = _prepare_input(
+    data, pca_dims, _, _ = prepare_input(
         X, precomputed=False, scale=mode, pca=pca is not None, initial_dims=pca or 0, k=1,
         rng=np.random.default_rng(0))
     note = f"scale {mode}" + (f", PCA to {pca_dims} dims" if pca_dims else "")

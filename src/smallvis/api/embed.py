@@ -20,7 +20,6 @@ from ..run.arguments import check_arguments
 from ..engines import resolve_engine
 from ..run.init import (check_init_matrix, pca_init, power_iteration_init, rescale, resolve_init,
                         scale_by_first_column, spectral_init)
-from ..io.data import InputData
 from ..io.prepare import prepare_input
 from ..methods import EPS, build_method, split_spec
 from ..run.optim import Objective, build_optimizer, split_opt
@@ -206,31 +205,6 @@ def _prepare_input(X, *, precomputed, scale, pca, initial_dims, k, rng):
     """Processed input and what was done to it: (InputData, pca_dims, whiten_dims, pca_applied)."""
     return prepare_input(X, precomputed=precomputed, scale=scale, pca=pca,
                          initial_dims=initial_dims, k=k, rng=rng, stacklevel=4)  # smallvis()'s caller
-
-
-# absmax divides every column by one number; beyond this ratio of the widest column's range to the
-# median column's, the widest columns decide the distances (wine: 370; iris 2, digits and MNIST 1)
-RANGE_RATIO = 100.0
-
-
-def _warn_column_ranges(X: np.ndarray) -> None:
-    """Warn when absmax scaling keeps columns on very different scales (features in different
-    units): ``scale="scale"`` is then usually wanted."""
-    if X.ndim != 2 or X.shape[1] < 2 or X.shape[0] < 2:
-        return
-    ranges = np.ptp(X, axis=0)
-    varying = ranges[ranges > 0]
-    if varying.size < 2:
-        return
-    median = float(np.median(varying))
-    widest = int(np.argmax(ranges))
-    if median > 0 and ranges[widest] / median > RANGE_RATIO:
-        warnings.warn(
-            f"the input's column ranges differ widely (column {widest + 1} spans "
-            f"{ranges[widest]:.4g}, the median column {median:.4g}): scale='absmax' keeps those "
-            "differences, so the widest columns decide the distances; scale='scale' (each column to "
-            "unit variance; on the command line --scale scale) may be wanted", UserWarning,
-            stacklevel=5)
 
 
 def _build_optimizer(opt, *, eta, momentum, final_momentum, mom_switch_iter, min_gain, n,

@@ -3,6 +3,7 @@ library never imports the command line and the method registry never imports the
 import cycles (pyproject.toml's [tool.importlinter] contracts, checked
 with import-linter)."""
 
+import ast
 import os
 import pkgutil
 import subprocess
@@ -85,3 +86,62 @@ def test_loading_the_library_loads_neither_cli_nor_engines():
     proc = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def _private_imports_across_parts(src: Path) -> list:
+    """``from X import _name`` in the package under ``src`` where X lies in another part (the first
+    component under smallvis; the root's own modules are each a part) than the importing module:
+    ``"path:line: from X import _name"`` for each. Dunders (``__version__``) are not private, and
+    ``from smallvis import _util`` imports a part itself, not a private name of one."""
+    parts = {m.name for m in pkgutil.iter_modules([str(src)])}
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        module = ["smallvis", *path.relative_to(src).with_suffix("").parts]
+        package = module[:-1]  # what a relative import starts from
+        if module[-1] == "__init__":
+            module = module[:-1]
+        part = module[1] if len(module) > 1 else ""
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = package[:len(package) - node.level + 1]
+                target = base + (node.module.split(".") if node.module else [])
+            else:
+                target = (node.module or "").split(".")
+            if target[0] != "smallvis":
+                continue
+            for alias in node.names:
+                name = alias.name
+                if not name.startswith("_") or (name.startswith("__") and name.endswith("__")):
+                    continue
+                if len(target) == 1 and name in parts:
+                    continue  # the part itself
+                if (target[1] if len(target) > 1 else "") != part:
+                    found.append(f"{path.relative_to(src)}:{node.lineno}: "
+                                 f"from {'.'.join(target)} import {name}")
+    return found
+
+
+def test_no_private_name_crosses_parts():
+    """A part uses another part only through its public names: a private helper that a second part
+    needs gets a public name (and a home in the lower of the two parts)."""
+    src = Path(smallvis.__file__).resolve().parent
+    found = _private_imports_across_parts(src)
+    assert not found, "\n".join(found)
+
+
+def test_the_private_import_check_sees_them(tmp_path):
+    """The check above resolves relative imports and tells parts apart (else it would pass vacuously)."""
+    pkg = tmp_path / "smallvis"
+    for folder, text in {"a": "from ..b.m import _hidden, shown\nfrom .m import _own\n",
+                         "b": "from .._util.x import _shared\nfrom .. import _util, __version__\n",
+                         "_util": ""}.items():
+        (pkg / folder).mkdir(parents=True)
+        (pkg / folder / "__init__.py").write_text("")
+        (pkg / folder / "m.py").write_text(text)
+    (pkg / "__init__.py").write_text("from .a.m import _root\n")
+    assert _private_imports_across_parts(pkg) == [
+        "__init__.py:1: from smallvis.a.m import _root",
+        "a/m.py:1: from smallvis.b.m import _hidden",
+        "b/m.py:1: from smallvis._util.x import _shared"]

@@ -12,7 +12,9 @@ import pandas as pd
 import pytest
 
 from smallvis import __version__
-from smallvis.cli.main import build_parser, main, parse_params, parse_value, _smallvis_kwargs
+from smallvis.cli.embed import _smallvis_kwargs
+from smallvis.cli.main import build_parser, main
+from smallvis.cli.options import parse_params, parse_value
 
 FAST = ["--max-iter", "50", "--seed", "1"]
 
@@ -348,7 +350,7 @@ def test_sgd_engine_errors_are_one_line(capsys):
 
 def test_plot_title_marks_the_sampled_cost():
     from smallvis import smallvis
-    from smallvis.cli.main import plot_title
+    from smallvis.cli.embed import plot_title
     from smallvis.datasets import load_dataset
 
     X = load_dataset("iris").X

@@ -1,6 +1,6 @@
 """What a finished run tells its user: a diverged run is refused (or, under the original's defaults,
-returned with a warning), and a step size that is too large, a layout collapsed onto a line or input
-columns on very different scales are named with what to change."""
+returned with a warning), and a step size that is too large or a layout collapsed onto a line are
+named with what to change."""
 
 from __future__ import annotations
 
@@ -64,30 +64,3 @@ def degenerate_layout(Y: np.ndarray) -> float | None:
         return None
     ratio = s[1] / s[0]
     return float(ratio) if ratio < FLAT_RATIO else None
-
-
-
-# absmax divides every column by one number; beyond this ratio of the widest column's range to the
-# median column's, the widest columns decide the distances (wine: 370; iris 2, digits and MNIST 1)
-RANGE_RATIO = 100.0
-
-
-def warn_column_ranges(X: np.ndarray) -> None:
-    """Warn when absmax scaling keeps columns on very different scales (features in different
-    units): ``scale="scale"`` is then usually wanted."""
-    if X.ndim != 2 or X.shape[1] < 2 or X.shape[0] < 2:
-        return
-    ranges = np.ptp(X, axis=0)
-    varying = ranges[ranges > 0]
-    if varying.size < 2:
-        return
-    median = float(np.median(varying))
-    widest = int(np.argmax(ranges))
-    if median > 0 and ranges[widest] / median > RANGE_RATIO:
-        warnings.warn(
-            f"the input's column ranges differ widely (column {widest + 1} spans "
-            f"{ranges[widest]:.4g}, the median column {median:.4g}): scale='absmax' keeps those "
-            "differences, so the widest columns decide the distances; scale='scale' (each column to "
-            "unit variance; on the command line --scale scale) may be wanted", UserWarning,
-            stacklevel=5)
-

@@ -16,9 +16,7 @@ import numpy as np
 from .._util.log import logger
 from .._util.rng import as_generator
 from ..engines import resolve_engine
-from ..io.data import InputData
-from ..io.preprocess import as_numeric_matrix, pca_scores, pca_whiten, resolve_scale, scale_input
-from ..io.validate import check_distance_matrix
+from ..io.prepare import prepare_input
 from ..methods import build_method, split_spec
 from ..run import driver, presets
 from ..run.config import RunConfig, RunPlan, resolve
@@ -26,7 +24,7 @@ from ..run.init import InitContext, initial_layout, rescale, check_init_matrix, 
 from ..run.optim import Objective, build_optimizer
 from ..run.optim.sgd import EpochStepper
 from ..run.result import SmallVisResult
-from .diagnostics import teach, warn_column_ranges
+from .diagnostics import teach
 
 EXTRA_NAMES = ("X", "P", "Q", "DX", "DY", "V", "beta", "dint", "adegin", "adegout", "adegc",
                "pdeg", "alpha", "geo", "logZ", "idp")
@@ -63,9 +61,9 @@ def embed(X, config: RunConfig):
         resolve_init(Y_init)  # a bad name fails before any work
     want_result, extras = _resolve_extras(config.output.ret_extra)
 
-    data, pca_dims, whiten_dims, pca_applied = _prepare_input(
+    data, pca_dims, whiten_dims, pca_applied = prepare_input(
         X, precomputed=precomputed, scale=inp.scale, pca=inp.pca, initial_dims=inp.initial_dims,
-        k=k, rng=rng)
+        k=k, rng=rng, stacklevel=3)  # the warning points at smallvis()'s caller
     n = data.n
     if n < 3:
         raise ValueError(f"need at least 3 points to embed; got {n}")
@@ -177,35 +175,6 @@ def _resolve_extras(ret_extra):
             raise ValueError(f"unknown ret_extra item {name!r}; valid: {', '.join(EXTRA_NAMES)}")
         out.add(lookup[name.lower()])
     return True, frozenset(out)
-
-
-
-def _prepare_input(X, *, precomputed, scale, pca, initial_dims, k, rng):
-    """Processed input and what was done to it: (InputData, pca_dims, whiten_dims, pca_applied)."""
-    X = as_numeric_matrix(X)
-    if precomputed:
-        check_distance_matrix(X)
-        return InputData(X, precomputed=True), None, None, False
-    mode = resolve_scale(scale)
-    if mode == "absmax":
-        warn_column_ranges(X)
-    X = scale_input(X, mode)
-    whiten = isinstance(pca, str) and pca.lower().startswith("w")
-    if isinstance(pca, str) and not whiten:
-        raise ValueError(f"pca must be True, False or 'whiten'; got {pca!r}")
-    if not (pca or whiten):
-        return InputData(X), None, None, False
-    if initial_dims < k:
-        raise ValueError(f"initial_dims ({initial_dims}) must be at least k ({k}) when using PCA")
-    if min(X.shape) < initial_dims:
-        logger.info("PCA skipped: initial_dims = %d is not below min(n, p) = %d", initial_dims,
-                    min(X.shape))
-        return InputData(X), None, None, False
-    if whiten:
-        logger.info("Whitening to %d dimensions", initial_dims)
-        return InputData(pca_whiten(X, initial_dims, rng)), None, initial_dims, True
-    logger.info("PCA: keeping %d dimensions", initial_dims)
-    return InputData(pca_scores(X, initial_dims, rng)), initial_dims, None, True
 
 
 

@@ -1,6 +1,7 @@
-"""The ``smallvis`` command line: :mod:`.main` (the parser, ``embed``, ``methods``, ``datasets``)
-and one module per further subcommand (:mod:`.compare`, :mod:`.sweep`, :mod:`.idp`, :mod:`.report`);
-:mod:`.options` holds the options they share."""
+"""The ``smallvis`` command line: :mod:`.main` (the parser, the entry point, error and warning
+display) and one module per subcommand (:mod:`.embed`, :mod:`.compare`, :mod:`.sweep`, :mod:`.idp`,
+:mod:`.report`; :mod:`.listing` for ``methods`` and ``datasets``); :mod:`.options` holds what they
+share."""
 
 from .main import build_parser, main
 

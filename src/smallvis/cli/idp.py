@@ -72,16 +72,16 @@ def _check_idp_outputs(args) -> Path | None:
 
 def _idp_input(X, scale, pca):
     """The input as ``smallvis(X, scale=..., pca=True, initial_dims=pca)`` processes it (the same
-    function does it), and a note saying what was done."""
+    function, :func:`smallvis.io.prepare.prepare_input`, does it), and a note saying what was done."""
     import numpy as np
 
-    from ..api.pipeline import _prepare_input
+    from ..io.prepare import prepare_input
     from ..io.preprocess import resolve_scale
 
     mode = resolve_scale("absmax" if scale is None else scale)
     if pca is not None and pca < 1:
         raise ValueError(f"--pca must be at least 1; got {pca}")
-    data, pca_dims, _, _ = _prepare_input(
+    data, pca_dims, _, _ = prepare_input(
         X, precomputed=False, scale=mode, pca=pca is not None, initial_dims=pca or 0, k=1,
         rng=np.random.default_rng(0))
     note = f"scale {mode}" + (f", PCA to {pca_dims} dims" if pca_dims else "")
@@ -92,7 +92,7 @@ def _idp_classes(data: Source):
     """The labels to split the curves by, or None (no labels, or continuous ones)."""
     import numpy as np
 
-    from ..plot.scatter import _fmt, infer_label_kind
+    from ..plot.scatter import format_label, infer_label_kind
 
     if data.labels is None or data.label_kind in ("none", "continuous"):
         return None
@@ -103,14 +103,14 @@ def _idp_classes(data: Source):
             data.label_name, len(np.unique(labels)))
         return None
     if labels.dtype.kind == "f" and np.isnan(labels).any():  # missing class: its own class "NA"
-        labels = np.array(["NA" if v != v else _fmt(v) for v in labels], dtype=object)
+        labels = np.array(["NA" if v != v else format_label(v) for v in labels], dtype=object)
     return labels
 
 
 def run_idp(args) -> int:
     """Run ``smallvis idp`` with parsed ``args``; returns the exit status."""
     from ..affinity.idp import intrinsic_dimensionality
-    from ..plot.scatter import _fmt
+    from ..plot.scatter import format_label
 
     out = _check_idp_outputs(args)
     data = load_source(args.input, args.labels, args.data_dir)
@@ -130,7 +130,8 @@ def run_idp(args) -> int:
         print(f"note: non-numeric column(s) {names} not used; --labels {data.dropped[0]} "
               "would give one curve per class")
     print(f"{name}: {X.shape[0]} points ({note}); mean soft correlation dimension by perplexity")
-    header = ["perplexity", "mean"] + ([_fmt(c) for c in res.classes] if res.classes is not None else [])
+    classes = [format_label(c) for c in res.classes] if res.classes is not None else []
+    header = ["perplexity", "mean"] + classes
     rows = [[f"{u:g}"] + [f"{v:.3f}" for v in values]
             for u, values in zip(res.perplexities, frame.to_numpy()[:, 1:])]
     widths = [max(len(h), *(len(r[j]) for r in rows)) for j, h in enumerate(header)]
@@ -141,7 +142,7 @@ def run_idp(args) -> int:
         for c, curve in zip(res.classes, res.class_mean_dint):
             u = res.class_idp[c]
             d = curve[list(res.perplexities).index(u)]
-            print(f"  {data.label_name or 'class'} {_fmt(c)}: D = {d:.3g} at perplexity {u:g}")
+            print(f"  {data.label_name or 'class'} {format_label(c)}: D = {d:.3g} at perplexity {u:g}")
     saved = ([f"plot {args.plot}"] if args.plot is not None else []) + \
         ([f"table {out}"] if out is not None else [])
     if saved:

@@ -1,6 +1,6 @@
-"""The argument types and option groups that the subcommands share (``smallvis embed``, ``compare``,
-``sweep``, ``idp``, ``report``): the subcommand modules import them from here, and
-:mod:`smallvis.cli` imports the subcommands, so that none imports :mod:`smallvis.cli` back."""
+"""The program name, argument types and option groups that the subcommands share (``smallvis embed``,
+``compare``, ``sweep``, ``idp``, ``report``): the subcommand modules import them from here, and
+:mod:`smallvis.cli.main` imports the subcommands, so that none imports it back."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import json
 import math
 from collections.abc import Sequence
 
-__all__ = ["add_data_dir_option", "add_talk_options", "number_or_name", "parse_params",
+PROG = "smallvis"
+
+__all__ = ["PROG", "add_data_dir_option", "add_talk_options", "number_or_name", "parse_params",
            "parse_value", "positive_number", "whole_number"]
 
 

@@ -2,6 +2,7 @@
 
 from .preprocess import SCALE_MODES, as_numeric_matrix, pca_scores, pca_whiten, scale_input
 from .distances import distances_from_input, squared_distances
+from .prepare import prepare_input
 
 __all__ = [
     "SCALE_MODES",
@@ -11,4 +12,5 @@ __all__ = [
     "scale_input",
     "distances_from_input",
     "squared_distances",
+    "prepare_input",
 ]

@@ -66,10 +66,9 @@ from .._util.names import match_name
 from ..affinity import TRUE_SYMMETRIZE
 from ..io.distances import squared_distances
 from .kernels import Gaussian, OutputKernel, StudentT
-from .base import EPS, Method, MethodSpec, check_range, lambda_param
+from .base import EPS, Method, MethodSpec, affinity_recipe, check_range, lambda_param
 from .divergences import output_probabilities
 from .elementwise import logm, powm
-from .sne import _recipe
 
 EPS0 = 1e-5  # the original's threshold for treating alpha, beta or lambda as 0
 
@@ -293,7 +292,7 @@ def _check_params(method, inp_kernel, symmetrize, alpha, params):
     if params:
         raise TypeError(f"method {method!r}: unexpected parameter(s) {sorted(params)}")
     symmetrize = match_name(symmetrize, TRUE_SYMMETRIZE, "symmetrization")
-    recipe = _recipe(inp_kernel, symmetrize, normalize=True)
+    recipe = affinity_recipe(inp_kernel, symmetrize, normalize=True)
     return alpha, lam, recipe
 
 

@@ -15,10 +15,21 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..affinity import Affinities, AffinityRecipe, input_affinities
+from .._util.names import match_name
+from ..affinity import INPUT_KERNELS, SYMMETRIZE, Affinities, AffinityRecipe, input_affinities
 from ..io.data import InputData
 
 EPS = float(np.finfo(np.float64).eps)
+
+
+def affinity_recipe(inp_kernel, symmetrize="none", row_normalize=True, normalize=False,
+                    rsr=False) -> AffinityRecipe:
+    """A method's :class:`~smallvis.affinity.AffinityRecipe`, the input kernel and symmetrisation
+    matched by name (case-insensitive, unique prefix); ``rsr``: renormalise the rows after
+    symmetrising."""
+    return AffinityRecipe(kernel=match_name(inp_kernel, INPUT_KERNELS, "input kernel"),
+                          symmetrize=match_name(symmetrize, SYMMETRIZE, "symmetrization"),
+                          row_normalize=row_normalize, normalize=normalize, renormalize_rows=rsr)
 
 
 def lambda_param(params: dict, default: float) -> float:

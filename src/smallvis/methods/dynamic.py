@@ -27,9 +27,9 @@ import numpy as np
 from ..affinity import scale_affinities
 from ..io.distances import squared_distances
 from .kernels import HeavyTailed, StudentT
-from .base import EPS, Method, MethodSpec, check_range
+from .base import EPS, Method, MethodSpec, affinity_recipe, check_range
 from .divergences import plogp_constant
-from .sne import KLEmbedding, _recipe
+from .sne import KLEmbedding
 
 
 def unnormalised_affinities(state) -> np.ndarray:
@@ -158,7 +158,7 @@ class DynamicHSSNE(KLEmbedding):
 
 
 def _sym_recipe(inp_kernel, symmetrize="symmetric"):
-    return _recipe(inp_kernel, symmetrize, normalize=True)
+    return affinity_recipe(inp_kernel, symmetrize, normalize=True)
 
 
 def _unnormalised(frozen_z):

@@ -27,9 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import EPS, Method, MethodSpec, check_range, lambda_param
+from .base import EPS, Method, MethodSpec, affinity_recipe, check_range, lambda_param
 from .dynamic import unnormalised_affinities
-from .sne import _recipe
 
 
 class ElasticEmbedding(Method):
@@ -90,14 +89,14 @@ def _lambda(method, params, default):
 
 def ee(perplexity=30.0, inp_kernel="gaussian", neg_weights=True, eps=EPS, **params):
     lam = _lambda("ee", params, 100.0)
-    recipe = _recipe(inp_kernel, "symmetric", normalize=True)
+    recipe = affinity_recipe(inp_kernel, "symmetric", normalize=True)
     return ElasticEmbedding(recipe=recipe, perplexity=perplexity, inp_kernel=recipe.kernel,
                             neg_weights=bool(neg_weights), eps=eps, **{"lambda": lam})
 
 
 def tee(perplexity=30.0, inp_kernel="gaussian", eps=EPS, **params):
     lam = _lambda("tee", params, 0.01)
-    recipe = _recipe(inp_kernel, "symmetric", normalize=True)
+    recipe = affinity_recipe(inp_kernel, "symmetric", normalize=True)
     return TEE(recipe=recipe, perplexity=perplexity, inp_kernel=recipe.kernel, eps=eps,
                **{"lambda": lam})
 

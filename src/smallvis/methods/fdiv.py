@@ -23,10 +23,9 @@ import numpy as np
 
 from ..io.distances import squared_distances
 from .kernels import StudentT
-from .base import EPS, Method, MethodSpec, PairForm
+from .base import EPS, Method, MethodSpec, PairForm, affinity_recipe
 from .divergences import plogp_constant
 from .elementwise import divm, logm
-from .sne import _recipe
 
 
 class FDivergenceEmbedding(Method):
@@ -93,7 +92,7 @@ PAIR_NAMES = {reverse_kl: "rklsne", jensen_shannon: "jssne", chi_squared: "chsne
 
 def _factory(divergence, fixed_symmetrize=None):
     def factory(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", eps=EPS):
-        recipe = _recipe(inp_kernel, fixed_symmetrize or symmetrize, normalize=True)
+        recipe = affinity_recipe(inp_kernel, fixed_symmetrize or symmetrize, normalize=True)
         return FDivergenceEmbedding(recipe=recipe, divergence=divergence, perplexity=perplexity,
                                     inp_kernel=recipe.kernel, symmetrize=recipe.symmetrize,
                                     eps=eps)

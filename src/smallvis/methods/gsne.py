@@ -17,9 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from .kernels import InverseStudentT, StudentT
-from .base import EPS, MethodSpec, check_range, lambda_param
+from .base import EPS, MethodSpec, affinity_recipe, check_range, lambda_param
 from .divergences import KL, plogp_constant
-from .sne import KLEmbedding, _recipe
+from .sne import KLEmbedding
 
 
 class GlobalSNE(KLEmbedding):
@@ -53,7 +53,7 @@ class GlobalSNE(KLEmbedding):
 
 def gsne(perplexity=30.0, inp_kernel="gaussian", eps=EPS, **params):
     lam = check_range("gsne", "lambda", lambda_param(params, 1.0), 0.0)
-    recipe = _recipe(inp_kernel, "symmetric", normalize=True)
+    recipe = affinity_recipe(inp_kernel, "symmetric", normalize=True)
     return GlobalSNE(recipe=recipe, kernel=StudentT(), perplexity=perplexity,
                      inp_kernel=recipe.kernel, eps=eps, **{"lambda": lam})
 

@@ -38,8 +38,7 @@ import numpy as np
 
 from .._util.names import match_name
 from ..io.distances import squared_distances
-from .base import EPS, Method, MethodSpec, PairForm, StochasticPlan, check_range
-from .sne import _recipe
+from .base import EPS, Method, MethodSpec, PairForm, StochasticPlan, affinity_recipe, check_range
 
 OUT_KERNELS = ("t", "cauchy", "exp")
 GR_FORMS = ("d2", "1-w")
@@ -125,8 +124,9 @@ def largevis(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", gam
         row_weight = check_range("largevis", "row_weight", row_weight, 0.0, lo_open=True)
     out_kernel = match_name(out_kernel, OUT_KERNELS, "largevis output kernel")
     gr_form = match_name(gr_form, GR_FORMS, "largevis gr_form")
-    recipe = _recipe(inp_kernel, symmetrize, row_normalize=True if row_weight is None else row_weight,
-                     normalize=bool(normalize))
+    recipe = affinity_recipe(inp_kernel, symmetrize,
+                             row_normalize=True if row_weight is None else row_weight,
+                             normalize=bool(normalize))
     return LargeVis(recipe=recipe, perplexity=perplexity, inp_kernel=recipe.kernel,
                     symmetrize=recipe.symmetrize, gamma=gamma, gr_eps=gr_eps,
                     normalize=bool(normalize), row_weight=row_weight, out_kernel=out_kernel,

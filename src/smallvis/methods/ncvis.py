@@ -55,8 +55,7 @@ from scipy.special import expit
 
 from .._util.names import InvalidNameError, match_name
 from ..io.distances import squared_distances
-from .base import EPS, Method, MethodSpec, StochasticPlan, check_range
-from .sne import _recipe
+from .base import EPS, Method, MethodSpec, StochasticPlan, affinity_recipe, check_range
 
 NOISE_PLANS = ("cubic", "constant")
 
@@ -282,7 +281,7 @@ def ncvis(n_neighbors=15, noise_ratio=5, spread=1.0, min_dist=0.4, corrected=Fal
     except InvalidNameError as err:
         raise InvalidNameError(f"method 'ncvis': parameter 'noise_plan': {err}") from None
     a, b = umap_ab(spread, min_dist)
-    recipe = _recipe("knn", "umap", row_normalize=False, normalize=True)
+    recipe = affinity_recipe("knn", "umap", row_normalize=False, normalize=True)
     return NCVis(recipe=recipe, n_neighbors=n_neighbors, noise_ratio=noise_ratio, spread=spread,
                  min_dist=min_dist, corrected=bool(corrected), alpha_Q=alpha_Q,
                  noise_plan=noise_plan, n_init_epochs=n_init_epochs, a=a, b=b, eps=eps)

@@ -27,9 +27,8 @@ import numpy as np
 from scipy.special import xlogy
 
 from ..io.distances import squared_distances
-from .base import EPS, Method, MethodSpec, check_range, lambda_param
+from .base import EPS, Method, MethodSpec, affinity_recipe, check_range, lambda_param
 from .elementwise import gaussian_probabilities, logm
-from .sne import _recipe
 
 
 class _GaussianMixtureDivergence(Method):
@@ -142,7 +141,7 @@ def _nerv_factory(name, normalisation, bandwidth=False, **recipe_args):
         lam = _lambda(name, params, 0.9)
         if beta is not None:
             beta = check_range(name, "beta", beta, 0.0, lo_open=True)
-        recipe = _recipe(inp_kernel, **recipe_args)
+        recipe = affinity_recipe(inp_kernel, **recipe_args)
         return NeRV(recipe=recipe, normalisation=normalisation, bandwidth=bandwidth,
                     perplexity=perplexity, inp_kernel=recipe.kernel, eps=eps,
                     **{"lambda": lam}, **({"beta": beta} if bandwidth else {}))
@@ -153,7 +152,7 @@ def _nerv_factory(name, normalisation, bandwidth=False, **recipe_args):
 def _jse_factory(name, normalisation, **recipe_args):
     def factory(perplexity=30.0, kappa=0.5, inp_kernel="gaussian", eps=EPS):
         kappa = check_range(name, "kappa", kappa, 0.0, 1.0)
-        recipe = _recipe(inp_kernel, **recipe_args)
+        recipe = affinity_recipe(inp_kernel, **recipe_args)
         return JSE(recipe=recipe, normalisation=normalisation, perplexity=perplexity,
                    kappa=kappa, inp_kernel=recipe.kernel, eps=eps)
 

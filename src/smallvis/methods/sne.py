@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util.names import match_name
-from ..affinity import INPUT_KERNELS, SYMMETRIZE, AffinityRecipe
+from ..affinity import AffinityRecipe
 from ..io.distances import squared_distances
 from .kernels import Gaussian, HeavyTailed, OutputKernel, RowScaled, StudentT, Weighted
-from .base import EPS, FusedForm, Method, MethodSpec, check_range
+from .base import EPS, FusedForm, Method, MethodSpec, affinity_recipe, check_range
 from .divergences import KL, output_probabilities, plogp_constant
 
 
@@ -90,29 +89,23 @@ class ImportanceEmbedding(KLEmbedding):
         return state.data["kernel"]
 
 
-def _recipe(inp_kernel, symmetrize="none", row_normalize=True, normalize=False, rsr=False):
-    return AffinityRecipe(kernel=match_name(inp_kernel, INPUT_KERNELS, "input kernel"),
-                          symmetrize=match_name(symmetrize, SYMMETRIZE, "symmetrization"),
-                          row_normalize=row_normalize, normalize=normalize, renormalize_rows=rsr)
-
-
 def tsne(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", normalize=True,
          row_normalize=True, eps=EPS):
-    recipe = _recipe(inp_kernel, symmetrize, row_normalize, normalize)
+    recipe = affinity_recipe(inp_kernel, symmetrize, row_normalize, normalize)
     return KLEmbedding(recipe=recipe, kernel=StudentT(), perplexity=perplexity,
                        inp_kernel=recipe.kernel, symmetrize=recipe.symmetrize, normalize=normalize,
                        row_normalize=row_normalize, eps=eps)
 
 
 def ssne(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", eps=EPS):
-    recipe = _recipe(inp_kernel, symmetrize, normalize=True)
+    recipe = affinity_recipe(inp_kernel, symmetrize, normalize=True)
     return KLEmbedding(recipe=recipe, kernel=Gaussian(), perplexity=perplexity,
                        inp_kernel=recipe.kernel, symmetrize=recipe.symmetrize, eps=eps)
 
 
 def hssne(perplexity=30.0, alpha=0.5, inp_kernel="gaussian", symmetrize="symmetric", eps=EPS):
     alpha = check_range("hssne", "alpha", alpha, 0.0, lo_open=True)
-    recipe = _recipe(inp_kernel, symmetrize, normalize=True)
+    recipe = affinity_recipe(inp_kernel, symmetrize, normalize=True)
     return KLEmbedding(recipe=recipe, kernel=HeavyTailed(alpha), perplexity=perplexity, alpha=alpha,
                        inp_kernel=recipe.kernel, symmetrize=recipe.symmetrize, eps=eps)
 
@@ -122,7 +115,7 @@ def bhssne(perplexity=30.0, alpha=0.5, beta=1.0, inp_kernel="gaussian", symmetri
     """HSSNE with a constant output precision: ``w = (alpha beta d^2 + 1)^(-1/alpha)``."""
     alpha = check_range("bhssne", "alpha", alpha, 0.0, lo_open=True)
     beta = max(check_range("bhssne", "beta", beta, 0.0, lo_open=True), 1e-8)
-    recipe = _recipe(inp_kernel, symmetrize, normalize=True)
+    recipe = affinity_recipe(inp_kernel, symmetrize, normalize=True)
     kernel = _ConstantBandwidth(HeavyTailed(alpha), beta)
     return KLEmbedding(recipe=recipe, kernel=kernel, perplexity=perplexity, alpha=alpha, beta=beta,
                        inp_kernel=recipe.kernel, symmetrize=recipe.symmetrize, eps=eps)
@@ -143,7 +136,7 @@ class _ConstantBandwidth(RowScaled):
 
 def _importance(kernel):
     def factory(perplexity=30.0, inp_kernel="gaussian", eps=EPS):
-        recipe = _recipe(inp_kernel, "symmetric", normalize=True)
+        recipe = affinity_recipe(inp_kernel, "symmetric", normalize=True)
         return ImportanceEmbedding(recipe=recipe, kernel=kernel, perplexity=perplexity,
                                    inp_kernel=recipe.kernel, eps=eps)
 
@@ -152,7 +145,7 @@ def _importance(kernel):
 
 def _conditional(kernel, normalisation, **recipe_args):
     def factory(perplexity=30.0, inp_kernel="gaussian", eps=EPS):
-        recipe = _recipe(inp_kernel, **recipe_args)
+        recipe = affinity_recipe(inp_kernel, **recipe_args)
         return KLEmbedding(recipe=recipe, kernel=kernel, normalisation=normalisation,
                            perplexity=perplexity, inp_kernel=recipe.kernel, eps=eps)
 
@@ -163,7 +156,7 @@ def _bandwidth(kernel, normalisation, **recipe_args):
     def factory(perplexity=30.0, inp_kernel="gaussian", beta=None, eps=EPS):
         if beta is not None and not float(beta) > 0:
             raise ValueError(f"beta (output precision) must be positive; got {beta}")
-        recipe = _recipe(inp_kernel, **recipe_args)
+        recipe = affinity_recipe(inp_kernel, **recipe_args)
         return BandwidthEmbedding(recipe=recipe, kernel=kernel, normalisation=normalisation,
                                   perplexity=perplexity, inp_kernel=recipe.kernel, beta=beta,
                                   eps=eps)

@@ -29,9 +29,9 @@ import numpy as np
 
 from ..io.distances import squared_distances
 from .kernels import OutputKernel, StudentT, UMAPCurve
-from .base import EPS, Method, MethodSpec, PairForm, StochasticPlan, check_range
+from .base import EPS, Method, MethodSpec, PairForm, StochasticPlan, affinity_recipe, check_range
 from .elementwise import logm
-from .sne import KLEmbedding, _recipe
+from .sne import KLEmbedding
 
 
 def _umap_ab(spread, min_dist):
@@ -131,8 +131,9 @@ def _check(name, spread, min_dist, gr_eps, row_weight=None):
 
 
 def _umap_recipe(inp_kernel, symmetrize, row_weight, normalize=False):
-    return _recipe(inp_kernel, symmetrize, row_normalize=False if row_weight is None else row_weight,
-                   normalize=normalize)
+    return affinity_recipe(inp_kernel, symmetrize,
+                           row_normalize=False if row_weight is None else row_weight,
+                           normalize=normalize)
 
 
 def umap(perplexity=30.0, inp_kernel="skd", symmetrize="umap", spread=1.0, min_dist=0.001,
@@ -164,13 +165,13 @@ def ntumap(perplexity=30.0, inp_kernel="skd", symmetrize="umap", row_weight=None
 
 
 def cetsne(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", eps=EPS):
-    recipe = _recipe(inp_kernel, symmetrize, normalize=True)
+    recipe = affinity_recipe(inp_kernel, symmetrize, normalize=True)
     return NormalisedCrossEntropy(recipe=recipe, clamp_constant=True, perplexity=perplexity,
                                   inp_kernel=recipe.kernel, symmetrize=recipe.symmetrize, eps=eps)
 
 
 def skdtsne(perplexity=30.0, symmetrize="umap", eps=EPS):
-    recipe = _recipe("skd", symmetrize, row_normalize=False, normalize=True)
+    recipe = affinity_recipe("skd", symmetrize, row_normalize=False, normalize=True)
     return KLEmbedding(recipe=recipe, kernel=StudentT(), perplexity=perplexity,
                        symmetrize=recipe.symmetrize, eps=eps)
 
@@ -179,7 +180,7 @@ def usne(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", spread=
          min_dist=0.001, gr_eps=0.1, eps=EPS):
     _check("usne", spread, min_dist, gr_eps)
     a, b = _umap_ab(spread, min_dist)
-    recipe = _recipe(inp_kernel, symmetrize, normalize=True)
+    recipe = affinity_recipe(inp_kernel, symmetrize, normalize=True)
     return KLEmbedding(recipe=recipe, kernel=UMAPCurve(a, b, gr_eps), perplexity=perplexity,
                        inp_kernel=recipe.kernel, symmetrize=recipe.symmetrize, spread=spread,
                        min_dist=min_dist, gr_eps=gr_eps, a=a, b=b, eps=eps)

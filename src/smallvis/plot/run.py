@@ -18,7 +18,7 @@ import numpy as np
 
 from .._util.files import check_output_folder
 from .._util.log import logger
-from .scatter import (MISSING_COLOUR, NONE_COLOUR, _as_float, _categories, _fmt, _save,
+from .scatter import (MISSING_COLOUR, NONE_COLOUR, _as_float, _categories, _save, format_label,
                       categorical_colours, infer_label_kind, marker_size, plot_embedding)
 
 ANIMATION_EXTENSIONS = (".gif", ".mp4")
@@ -251,7 +251,7 @@ def _point_colours(fig, ax, labels, n: int, label_kind: str, label_name) -> np.n
         palette = to_rgba_array(categorical_colours(len(cats)))
         index = {str(c): i for i, c in enumerate(cats)}
         handles = [Line2D([], [], marker="o", linestyle="", markersize=5, markeredgewidth=0,
-                          color=palette[i], label=_fmt(c)) for i, c in enumerate(cats)]
+                          color=palette[i], label=format_label(c)) for i, c in enumerate(cats)]
         ax.legend(handles=handles, title=label_name, loc="center left", bbox_to_anchor=(1.01, 0.5),
                   frameon=False, fontsize=8, title_fontsize=8, handletextpad=0.2,
                   ncol=-(-len(cats) // 20))

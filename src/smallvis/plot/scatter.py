@@ -178,7 +178,7 @@ def _strip(labels, kind, n, ax):
     row = {str(c): i for i, c in enumerate(cats)}
     y = -np.array([row[str(v)] for v in labels], dtype=np.float64) + 0.3 * jitter
     ax.set_ylim(-len(cats) + 0.4, 0.6)
-    return y, "1-D, one row per class", [_fmt(c) for c in cats]
+    return y, "1-D, one row per class", [format_label(c) for c in cats]
 
 
 def _draw(fig, ax, x, y, labels, kind, label_name, legend):
@@ -232,7 +232,7 @@ def _shared_legend(fig, axes, labels, kind, label_name=None):
         if len(cats) <= MAX_LEGEND_CLASSES:
             colours = categorical_colours(len(cats))
             handles = [Line2D([], [], marker="o", linestyle="", markersize=5, markeredgewidth=0,
-                              color=colours[i], label=_fmt(c)) for i, c in enumerate(cats)]
+                              color=colours[i], label=format_label(c)) for i, c in enumerate(cats)]
             fig.legend(handles=handles, title=label_name, loc="outside right center",
                        frameon=False, fontsize=8, title_fontsize=8)
     elif kind == "continuous":
@@ -344,7 +344,7 @@ def _draw_classes(ax, x, y, labels, order, style, label_name, legend=True):
         logger.info("%d classes: legend omitted", len(cats))
         return
     handles = [Line2D([], [], marker="o", linestyle="", markersize=5, markeredgewidth=0,
-                      color=colours[i], label=_fmt(c)) for i, c in enumerate(cats)]
+                      color=colours[i], label=format_label(c)) for i, c in enumerate(cats)]
     ax.legend(handles=handles, title=label_name, loc="center left", bbox_to_anchor=(1.01, 0.5),
               frameon=False, fontsize=8, title_fontsize=8, handletextpad=0.2, borderaxespad=0.0,
               labelspacing=0.3, ncol=math.ceil(len(cats) / 20))
@@ -367,7 +367,8 @@ def _draw_continuous(fig, ax, x, y, labels, order, style, label_name, legend=Tru
         bar.set_label(label_name, fontsize=8)
 
 
-def _fmt(value) -> str:
+def format_label(value) -> str:
+    """A class label as legend or table text: a whole float without ".0" (``2.0`` -> ``"2"``)."""
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return str(int(value))
     return str(value)
@@ -415,7 +416,7 @@ def plot_dimensionality(result, path=None, *, ax=None, title=None, dpi: int = 15
         curves = np.asarray(result.class_mean_dint, dtype=np.float64)
         colours = categorical_colours(len(classes))
         for c, curve, colour in zip(classes, curves, colours):
-            ax.plot(U, curve, color=colour, linewidth=1.3, label=_fmt(c), **dot)
+            ax.plot(U, curve, color=colour, linewidth=1.3, label=format_label(c), **dot)
             idp = result.class_idp.get(c)
             if idp is not None:
                 j = int(np.argmin(np.abs(U - idp)))

@@ -25,7 +25,8 @@ SCRIPT = """
 import hashlib, json, logging, sys
 import numpy as np
 logging.basicConfig(stream=sys.stderr, level=logging.INFO)
-from smallvis import _parallel, smallvis
+from smallvis import smallvis
+from smallvis._util import parallel as _parallel
 _parallel.SERIAL_BELOW = 0
 X = np.random.default_rng(0).normal(size=(60, 5))
 runs = {"dense": dict(engine="dense"), "exact": dict(engine="exact"),

@@ -166,8 +166,6 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
     -------
     ndarray (n, k) or SmallVisResult
     """
-    arguments = check_arguments(locals())
-    X = arguments.pop("X")
-    config = RunConfig.from_arguments(**arguments)
-    with verbose_logging(verbose), run_threads(config.n_threads):
-        return embed(X, config)
+    with verbose_logging(verbose), run_threads(n_threads):
+        arguments = check_arguments(locals())
+        return embed(arguments.pop("X"), RunConfig.from_arguments(**arguments))

@@ -145,3 +145,19 @@ def test_the_private_import_check_sees_them(tmp_path):
         "__init__.py:1: from smallvis.a.m import _root",
         "a/m.py:1: from smallvis.b.m import _hidden",
         "b/m.py:1: from smallvis._util.x import _shared"]
+
+
+def test_public_import_paths_keep_working():
+    """The layered packages keep the paths users import from."""
+    from smallvis import SmallVis, compare, list_methods, smallvis, sweep  # noqa: F401
+    from smallvis.api import DivergenceError, SmallVis as Estimator, smallvis as function
+    from smallvis.cli import main  # noqa: F401  (the console script's entry point)
+    from smallvis.datasets import list_datasets, load_dataset  # noqa: F401
+    from smallvis.io import load_source, read_table  # noqa: F401
+    from smallvis.metrics import (compute_metrics, knn_preservation,  # noqa: F401
+                                  random_triplet_accuracy, trustworthiness)
+    from smallvis.plot import plot_costs, plot_embedding, plot_grid  # noqa: F401
+
+    assert function is smallvis and Estimator is SmallVis
+    assert smallvis.__module__ == "smallvis.api.embed"
+    assert issubclass(DivergenceError, RuntimeError)

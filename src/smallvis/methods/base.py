@@ -252,7 +252,6 @@ class MethodSpec:
     description: str
     params: dict
     factory: Callable[..., Method]
-    engines: tuple = ("dense",)
     neighbour_param: str | None = "perplexity"  # which parameter receives smallvis(perplexity=...)
     doc: str = ""
     # parameter settings the finite-difference gradient test covers besides the defaults

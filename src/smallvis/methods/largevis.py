@@ -138,7 +138,7 @@ SPECS = [
                "terms, un-normalised Student-t weights (Tang et al. 2016)",
                dict(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", gamma=1.0,
                     gr_eps=0.1, normalize=True, row_weight=None, out_kernel="t", alpha=1.0,
-                    gr_form="d2", eps=1e-9), largevis, engines=("dense", "sgd"),
+                    gr_form="d2", eps=1e-9), largevis,
                fd_base=dict(gr_eps=0.0, eps=EPS),
                fd_variants=(dict(gamma=7.0), dict(normalize=False), dict(gr_form="1-w"),
                             dict(out_kernel="cauchy", alpha=3.0),

@@ -192,10 +192,10 @@ SPECS = [
     MethodSpec("umap", "umap", "UMAP, exact gradient: fuzzy cross-entropy between smooth-kNN P and "
                "1/(1 + a d^2b) (McInnes et al. 2018)",
                dict(_UMAP, spread=1.0, min_dist=0.001, gr_eps=0.1, row_weight=None, eps=1e-9), umap,
-               engines=("dense", "sgd"), fd_base=_EXACT, fd_variants=(dict(min_dist=0.1), dict(spread=3.0, min_dist=0.5),
+               fd_base=_EXACT, fd_variants=(dict(min_dist=0.1), dict(spread=3.0, min_dist=0.5),
                                             dict(inp_kernel="gaussian", row_weight=2.0))),
     MethodSpec("tumap", "umap", "t-UMAP: UMAP's cross-entropy with Student-t output weights",
-               dict(_UMAP, gr_eps=0.1, row_weight=None, eps=1e-9), tumap, engines=("dense", "sgd"),
+               dict(_UMAP, gr_eps=0.1, row_weight=None, eps=1e-9), tumap,
                fd_base=_EXACT),
     MethodSpec("ntumap", "umap", "Normalised t-UMAP: cross-entropy between normalised P and Q",
                dict(_UMAP, row_weight=None, eps=1e-9), ntumap, fd_base=dict(eps=EPS)),

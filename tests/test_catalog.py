@@ -163,3 +163,27 @@ def test_a_registered_method_is_listed_checked_and_compared_on_every_engine(monk
         Y = smallvis(X, method=NEW.name, perplexity=8, max_iter=20, engine=engine,
                      random_state=1)
         assert Y.shape == (40, 2) and np.isfinite(Y).all(), engine
+
+
+# -- step sizes live in the method's spec ------------------------------------------------------------
+
+def test_suggested_step_sizes_read_the_spec(monkeypatch):
+    import dataclasses
+    import math
+
+    from smallvis.methods.base import StepRule
+    from smallvis.methods.step_sizes import suggested_eta, suggested_params, suggested_settings
+
+    monkeypatch.setitem(REGISTRY, NEW.name, NEW)
+    assert NEW.step == StepRule()  # none given: the original's 500, whatever n
+    assert suggested_settings(NEW.name, 3000) == {"eta": 500.0}
+    assert suggested_params(NEW.name, 3000) == {}
+    ruled = dataclasses.replace(NEW, step=StepRule(0.2, "distance", min_cost=-math.inf,
+                                                   params=lambda n, given: {"perplexity": n / 10}))
+    monkeypatch.setitem(REGISTRY, NEW.name, ruled)
+    assert suggested_eta(NEW.name, 300) == pytest.approx(0.1)
+    assert suggested_settings(NEW.name, 75) == {"eta": pytest.approx(0.4), "min_cost": -math.inf}
+    assert suggested_params(NEW.name, 300) == {"perplexity": 30.0}
+    assert StepRule(0.1, "matrix").eta_for(300) == pytest.approx(0.2)
+    with pytest.raises(ValueError, match="scaling must be one of matrix, distance, constant"):
+        StepRule(0.1, "rows")

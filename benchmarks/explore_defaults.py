@@ -38,21 +38,23 @@ from pathlib import Path
 
 from defaults import load, quality, run_gallery, run_settings
 from smallvis.methods import REGISTRY
-from smallvis.methods.step_sizes import CONDITIONAL, DISTANCE_FAMILY, ETA, REFERENCE_N
+from smallvis.methods.step_sizes import DEFAULT_ETA, REFERENCE_N, step_rule
 
 TSNE_RULE = ["n", 1 / 48, 50]
+# the distance-stress methods, and those with a gallery step size of their own (MethodSpec.step)
+DISTANCE_FAMILY = tuple(m for m, spec in REGISTRY.items() if spec.step.scaling == "distance")
+TUNED_ETA = tuple(m for m, spec in REGISTRY.items() if spec.step.eta != DEFAULT_ETA)
 NO_EXAGGERATION = set(DISTANCE_FAMILY) | {"ee", "tee"}  # ee/tee ignore it (the original's quirk)
 
 
 def gallery_rule(m):
     """``step_sizes.suggested_eta`` as an ``eta`` rule."""
-    if m not in ETA:
-        return ["1", 500.0]
-    if m in CONDITIONAL:
-        return ["1", ETA[m]]
-    if m in DISTANCE_FAMILY:
-        return ["1/n", ETA[m] * REFERENCE_N]
-    return ["n", ETA[m] / REFERENCE_N]
+    rule = step_rule(m)
+    if rule.scaling == "constant":
+        return ["1", rule.eta]
+    if rule.scaling == "distance":
+        return ["1/n", rule.eta * REFERENCE_N]
+    return ["n", rule.eta / REFERENCE_N]
 
 
 def scaled(rule, f):
@@ -117,8 +119,9 @@ def rec_candidate(m):
     """The second guess, after iris and the first s1k runs: t-SNE's modern settings for the
     matrix-normalised methods on t-SNE's eta; exaggeration with a constant eta 1 for the
     row-normalised Student-t ones (``ex12c``); no exaggeration (it collapses Gaussian output
-    kernels at s1k) with the gallery's eta for the methods in ``step_sizes.ETA`` and the distance
-    family and ee/tee; sgd for the four stochastic methods."""
+    kernels at s1k) with the gallery's eta for the methods with a step size of their own
+    (``MethodSpec.step``) and the distance family and ee/tee; sgd for the four stochastic
+    methods."""
     if m in SGD:
         return "sgd"
     if m in ROW_Q_T:
@@ -129,7 +132,7 @@ def rec_candidate(m):
         return "pca_x100"
     if m in DISTANCE_FAMILY:
         return "spca750"  # iris: pcascaled loses 0.013 on knnmmds; spca is at least the gallery
-    if m in ETA or m in NO_EXAGGERATION or m in NO_EE_T:
+    if m in TUNED_ETA or m in NO_EXAGGERATION or m in NO_EE_T:
         return "pca"
     return "ex12t"
 

@@ -4,52 +4,20 @@ import numpy as np
 import pytest
 
 from smallvis.engines import DenseEngine
-from smallvis.io.data import InputData
-from smallvis.io.preprocess import scale_input
 from smallvis.methods import REGISTRY, build_method
 
-
-def _cases():
-    for name, spec in REGISTRY.items():
-        marks = [pytest.mark.skip(reason=spec.fd_exempt)] if spec.fd_exempt else []
-        for variant in ({},) + tuple(spec.fd_variants):
-            label = name + "".join(f"-{k}={v}" for k, v in variant.items())
-            yield pytest.param(name, variant, id=label, marks=marks)
-
-
-def numeric_gradient(f, Y, h=6e-6):
-    G = np.zeros_like(Y)
-    for idx in np.ndindex(*Y.shape):
-        Yp, Ym = Y.copy(), Y.copy()
-        Yp[idx] += h
-        Ym[idx] -= h
-        G[idx] = (f(Yp) - f(Ym)) / (2 * h)
-    return G
+from engine_checks import check_fd_gradient, fd_cases, fd_setup
 
 
 @pytest.fixture(scope="module")
-def setup(iris10):
-    X = scale_input(iris10, "absmax")
-    # small output distances: Gaussian output weights with input precisions (beta ~ 50 here) must not
-    # underflow to the eps floor on Q, where the cost is flat but the force is not
-    rng = np.random.default_rng(42)
-    Y = rng.normal(scale=0.1, size=(10, 2))
-    return InputData(X), Y
+def setup():
+    return fd_setup()
 
 
-@pytest.mark.parametrize("name, variant", list(_cases()))
-def test_gradient_matches_finite_differences(setup, name, variant):
-    data, Y = setup
-    method = build_method((name, {**REGISTRY[name].fd_base, **variant}), perplexity=5)
-    state = method.prepare(data)
-    engine = DenseEngine()
-
-    def cost(Y):
-        return float(np.sum(engine.evaluate(method, state, Y, cost=True, grad=False)[0]))
-
-    _, G = engine.evaluate(method, state, Y, cost=False, grad=True)
-    G_fd = numeric_gradient(cost, Y)
-    np.testing.assert_allclose(G, G_fd, rtol=1e-5, atol=1e-8 * np.abs(G_fd).max())
+# the cases come from the registry when this module is collected (engine_checks.fd_cases)
+@pytest.mark.parametrize("name, variant", list(fd_cases()))
+def test_gradient_matches_finite_differences(name, variant):
+    check_fd_gradient(name, variant)
 
 
 def test_unnormalised_tsne_gradient_is_exaggerated_normalised_gradient(setup):

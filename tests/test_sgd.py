@@ -8,8 +8,9 @@ from smallvis import smallvis
 from smallvis.engines import sgd_kernels as kern
 from smallvis.engines.sgd import block_starts, default_epochs, noise_plan
 from smallvis.io.data import InputData
-from smallvis.metrics import knn_preservation
 from smallvis.methods.umap_curve import umap_ab
+
+from engine_checks import check_sgd, claimed
 
 
 @pytest.fixture(scope="module")
@@ -68,26 +69,11 @@ def test_cost_decreases_over_epochs_on_blobs(blobs, method):
     assert np.all(np.isfinite(res.costs)) and res.cost == pytest.approx(costs[-1])
 
 
-@pytest.mark.parametrize("method", ["umap", "tumap", "largevis", "ncvis"])
-def test_exact_and_sgd_find_the_same_clusters(blobs, method):
+# every method the catalog says sgd runs (computed from the registry when this module is collected)
+@pytest.mark.parametrize("method", claimed("sgd"))
+def test_exact_and_sgd_find_the_same_clusters(method):
     """Same cost, two optimisers: the same cluster structure, measured by neighbours, not coordinates."""
-    X, y = blobs
-    eta = {"umap": 0.05, "tumap": 0.05, "largevis": 1.0, "ncvis": 200.0}[method]
-    params = {"largevis": {"gamma": 0.001}}.get(method, {})
-    init = {"ncvis": "power"}.get(method, "spca")
-    exact = smallvis(X, method=(method, params), perplexity=15, engine="dense", Y_init=init,
-                     eta=eta, max_iter=300, random_state=1)
-    stoch = sgd(X, method).Y
-
-    def same_label_neighbours(Y):
-        from sklearn.neighbors import NearestNeighbors
-
-        idx = NearestNeighbors(n_neighbors=11).fit(Y).kneighbors(Y, return_distance=False)[:, 1:]
-        return np.mean(y[idx] == y[:, None])
-
-    assert same_label_neighbours(stoch) > 0.98
-    assert same_label_neighbours(exact) > 0.98
-    assert abs(knn_preservation(X, stoch, 15) - knn_preservation(X, exact, 15)) < 0.15
+    check_sgd(method)
 
 
 def test_default_epochs_and_learning_rate(blobs):

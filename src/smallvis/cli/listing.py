@@ -41,8 +41,11 @@ def _cmd_methods(args) -> int:
         print(f"{info.name:<{width}}  {info.family:<{fam}}  {info.description}")
         params = ", ".join(f"{k}={v!r}" for k, v in info.params.items())
         indent = " " * (width + 2)
+        print(f"{indent}engines: {', '.join(info.engines)}")
         print(textwrap.fill(f"params: {params}", 100, initial_indent=indent, subsequent_indent=indent + "  "))
     print(f"\n{len(infos)} methods; 'smallvis methods NAME' for details")
+    print("engines: those that run the method natively ('exact' runs the others through the "
+          "dense evaluation)")
     return 0
 
 

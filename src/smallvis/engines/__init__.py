@@ -11,8 +11,11 @@ from .sgd import SGDEngine
 from .bh import BarnesHutEngine
 from .fft import FFTEngine
 
-ENGINES = {"dense": DenseEngine, "exact": ExactEngine, "sgd": SGDEngine, "bh": BarnesHutEngine,
-           "fft": FFTEngine}
+# every engine, by name: the one list :func:`resolve_engine` and the catalog
+# (:mod:`smallvis.engines.catalog`) read. Each engine class says which methods it runs natively
+# through its ``serves(method) -> bool``.
+ENGINES = {"dense": DenseEngine, "exact": ExactEngine, "bh": BarnesHutEngine, "fft": FFTEngine,
+           "sgd": SGDEngine}
 PLANNED = ()
 
 

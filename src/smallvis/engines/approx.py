@@ -48,16 +48,9 @@ def served_form(method, state=None):
 
 def served_methods() -> list[str]:
     """Names of the registered methods a sparse-P engine runs with their default parameters."""
-    from ..methods import REGISTRY, build_method
+    from ..methods import methods_where
 
-    names = []
-    for name in REGISTRY:
-        try:
-            if served_form(build_method(name)) is not None:
-                names.append(name)
-        except Exception:  # noqa: BLE001 - a method that cannot be built with defaults is not served
-            continue
-    return names
+    return methods_where(SparseKLEngine.serves)
 
 
 class SparseKLEngine:
@@ -66,6 +59,12 @@ class SparseKLEngine:
     name = "sparse"
     sparse_input = True
     OPTIONS = ("knn",)
+
+    @staticmethod
+    def serves(method) -> bool:
+        """True for KL with a symmetric P, a matrix-normalised Q and a Student-t or heavy-tailed
+        output kernel (:func:`served_form`): the methods the subclasses (bh, fft) run."""
+        return served_form(method) is not None
 
     def __init__(self, knn: str = "auto"):
         from .._util.names import match_name

@@ -1,7 +1,9 @@
 """What the library offers, described: every registered method with the engines that serve it.
 
 This sits above :mod:`smallvis.methods` (the registry) and :mod:`smallvis.engines` (which of them
-runs a method natively is the engines' knowledge), so that neither imports the other back.
+runs a method natively is the engines' knowledge), so that neither imports the other back. The
+catalog decides nothing itself: it asks every registered engine (``smallvis.engines.ENGINES``)
+through the engine's own ``serves(method)``, for each method built with its defaults.
 ``smallvis.list_methods`` and ``smallvis.methods.list_methods`` are this module's ``list_methods``.
 """
 
@@ -9,11 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .approx import served_form
-from .exact import native_form
+from . import ENGINES
 from ..methods import REGISTRY, MethodSpec, build_method
 
-__all__ = ["MethodInfo", "list_methods", "method_engines"]
+__all__ = ["MethodInfo", "engine_names", "list_methods", "method_engines", "served_by"]
 
 
 @dataclass(frozen=True)
@@ -31,16 +32,22 @@ class MethodInfo:
         return f"{self.name} [{self.family}] {self.description} ({params})"
 
 
+def engine_names() -> tuple:
+    """The registered engines, in their registry order (dense first: the reference)."""
+    return tuple(ENGINES)
+
+
 def method_engines(spec: MethodSpec) -> tuple:
-    """The engines that run a method natively with its default parameters (``exact`` serves every
-    method, through the dense evaluation where it has no fused kernels: listed only when native)."""
+    """The engines that run a method natively with its default parameters: those whose
+    ``serves(method)`` says so (``exact`` runs every method, through the dense evaluation where it
+    has no fused kernels: listed only where native)."""
     method = build_method(spec.name)
-    found = ["dense"]
-    if native_form(method) is not None:
-        found.append("exact")
-    if served_form(method) is not None:
-        found += ["bh", "fft"]
-    return tuple(found) + tuple(e for e in spec.engines if e not in found)
+    return tuple(name for name, engine in ENGINES.items() if engine.serves(method))
+
+
+def served_by(engine: str) -> list[str]:
+    """Names of the registered methods ``engine`` runs natively with their default parameters."""
+    return [info.name for info in list_methods() if engine in info.engines]
 
 
 def list_methods() -> list[MethodInfo]:

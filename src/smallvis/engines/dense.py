@@ -55,6 +55,11 @@ class DenseEngine:
 
     name = "dense"
 
+    @staticmethod
+    def serves(method) -> bool:
+        """Every method: the dense engine evaluates ``Method.terms`` itself (the reference)."""
+        return True
+
     def check(self, n: int) -> None:
         check_dense_memory(n)
 

@@ -64,17 +64,9 @@ def native_form(method, state=None):
 def fused_methods() -> list[str]:
     """Names of the registered methods the exact engine evaluates natively with their default
     parameters (the rest fall back to the dense engine)."""
-    from ..methods import REGISTRY, build_method
+    from ..methods import methods_where
 
-    names = []
-    for name in REGISTRY:
-        try:
-            method = build_method(name)
-        except Exception:  # noqa: BLE001 - a method that cannot be built with defaults is not served
-            continue
-        if native_form(method) is not None:
-            names.append(name)
-    return names
+    return methods_where(ExactEngine.serves)
 
 
 def sparse_input(method) -> bool:
@@ -102,6 +94,13 @@ class ExactEngine:
 
     name = "exact"
     OPTIONS = ()
+
+    @staticmethod
+    def serves(method) -> bool:
+        """True when the fused kernels evaluate ``method`` natively (it has a ``FusedForm`` or a
+        ``PairForm``). The engine runs every method, the others through the dense evaluation (the
+        same numbers): the catalog lists it only where it is native."""
+        return native_form(method) is not None
 
     def __init__(self):
         self._dense = DenseEngine()

@@ -126,12 +126,17 @@ class SGDEngine:
                 "repulsion_strength": self.repulsion_strength, "knn": self.knn}
 
     @staticmethod
+    def serves(method) -> bool:
+        """True when ``method`` has a stochastic version (``Method.stochastic_plan``)."""
+        return method.stochastic_plan() is not None
+
+    @staticmethod
     def plan(method):
         plan = method.stochastic_plan()
         if plan is None:
-            from ..methods import REGISTRY
+            from ..methods import methods_where
 
-            capable = [name for name, spec in REGISTRY.items() if "sgd" in spec.engines]
+            capable = methods_where(SGDEngine.serves)
             raise ValueError(f"method {method.name!r} has no stochastic version for engine 'sgd'; "
                              f"methods with one: {', '.join(capable)}")
         return plan

@@ -77,5 +77,20 @@ def build_method(method, *, perplexity=None, eps: float = EPS, use_cpp: bool = F
     return built
 
 
+def methods_where(test) -> list[str]:
+    """Names of the registered methods that ``test(method)`` accepts, each built with its defaults
+    (an engine's ``serves``: how an engine names the methods it runs). A method that cannot be built
+    with its defaults is left out."""
+    names = []
+    for name in REGISTRY:
+        try:
+            method = build_method(name)
+        except Exception:  # noqa: BLE001 - a method that cannot be built with defaults is not served
+            continue
+        if test(method):
+            names.append(name)
+    return names
+
+
 __all__ = ["EPS", "Method", "MethodInfo", "MethodSpec", "MethodState", "REGISTRY", "build_method",
-           "list_methods", "split_spec"]
+           "list_methods", "methods_where", "split_spec"]

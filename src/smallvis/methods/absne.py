@@ -66,7 +66,7 @@ from .._util.names import match_name
 from ..affinity import TRUE_SYMMETRIZE
 from ..io.distances import squared_distances
 from .kernels import Gaussian, OutputKernel, StudentT
-from .base import EPS, Method, MethodSpec, affinity_recipe, check_range, lambda_param
+from .base import EPS, Method, MethodSpec, StepRule, affinity_recipe, check_range, lambda_param
 from .divergences import output_probabilities
 from .elementwise import logm, powm
 
@@ -352,5 +352,5 @@ SPECS = [
                    {"alpha": 2.0, "lambda": 0.5},   # general, beta < 0
                    {"alpha": 2.0, "lambda": 2.0},   # beta nudged to 1e-5
                    {"alpha": 1.0, "lambda": 0.0},   # lambda nudged to 1e-5
-               )),
+               ), step=StepRule(0.1, "matrix")),
 ]

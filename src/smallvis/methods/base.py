@@ -254,6 +254,45 @@ class Method:
         return state.data.get(name)
 
 
+DEFAULT_ETA = 500.0  # the original's delta-bar-delta step size, tuned for t-SNE-like gradients
+REFERENCE_N = 150  # the size the step rules' eta were chosen on (iris)
+STEP_SCALINGS = ("matrix", "distance", "constant")
+
+
+@dataclass(frozen=True)
+class StepRule:
+    """The delta-bar-delta step size that works for a method run side by side with others
+    (``compare``, the benchmark gallery: :mod:`smallvis.methods.step_sizes`).
+
+    ``eta`` works on iris (n = 150) and is rescaled with n as the method's forces scale
+    (``scaling``): ``"matrix"`` (matrix-normalised P: forces shrink like 1 / n, ``eta * n / 150``),
+    ``"distance"`` (distance stress: forces grow like n, ``eta * 150 / n``) or ``"constant"``
+    (conditional or un-normalised P, and the f-divergences whose forces on far pairs grow with
+    1 / Q: ``eta``). The default is the original's 500 for t-SNE and its kin. ``min_cost``: the
+    ``min_cost`` a run needs (None: the usual one; ``-inf`` where the cost may be negative).
+    ``params``: ``params(n, given) -> dict``, method parameters a side-by-side run on n points
+    changes from the defaults, ``given`` the ones the user set (None: none).
+    """
+
+    eta: float = DEFAULT_ETA
+    scaling: str = "constant"
+    min_cost: float | None = None
+    params: Callable[[int, dict], dict] | None = None
+
+    def __post_init__(self):
+        if self.scaling not in STEP_SCALINGS:
+            raise ValueError(f"StepRule scaling must be one of {', '.join(STEP_SCALINGS)}; "
+                             f"got {self.scaling!r}")
+
+    def eta_for(self, n: int) -> float:
+        """The step size on ``n`` points."""
+        if self.scaling == "matrix":
+            return self.eta * (n / REFERENCE_N)
+        if self.scaling == "distance":
+            return self.eta * (REFERENCE_N / n)
+        return self.eta
+
+
 @dataclass(frozen=True)
 class MethodSpec:
     """A registry entry: how to build a method, what it takes, what it is."""
@@ -263,7 +302,6 @@ class MethodSpec:
     description: str
     params: dict
     factory: Callable[..., Method]
-    engines: tuple = ("dense",)
     neighbour_param: str | None = "perplexity"  # which parameter receives smallvis(perplexity=...)
     doc: str = ""
     # parameter settings the finite-difference gradient test covers besides the defaults
@@ -274,3 +312,5 @@ class MethodSpec:
     # why the gradient is deliberately not the derivative of the reported cost (a dedicated test
     # then checks what the gradient should be)
     fd_exempt: str | None = None
+    # the step size (and min_cost, parameters) a side-by-side run uses (methods.step_sizes)
+    step: StepRule = StepRule()

@@ -27,7 +27,7 @@ import numpy as np
 from ..affinity import scale_affinities
 from ..io.distances import squared_distances
 from .kernels import HeavyTailed, StudentT
-from .base import EPS, Method, MethodSpec, affinity_recipe, check_range
+from .base import EPS, Method, MethodSpec, StepRule, affinity_recipe, check_range
 from .divergences import plogp_constant
 from .sne import KLEmbedding
 
@@ -190,7 +190,7 @@ SPECS = [
                dict(perplexity=30.0, alpha=0.5, inp_kernel="gaussian", eps=EPS), dhssne,
                # not alpha = 1e-8 (as hssne): the original's power form rounds 1 + alpha d2 there,
                # so the cost is not smooth on the finite-difference scale
-               fd_variants=(dict(alpha=1e-3), dict(alpha=1.0))),
+               fd_variants=(dict(alpha=1e-3), dict(alpha=1.0)), step=StepRule(0.1, "matrix")),
 ]
 
 __all__ = ["DynamicHSSNE", "UnnormalisedTSNE"]

@@ -25,9 +25,11 @@ exactly, as in the original (its published final cost on iris10, 5.564, needs it
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .base import EPS, Method, MethodSpec, affinity_recipe, check_range, lambda_param
+from .base import EPS, Method, MethodSpec, StepRule, affinity_recipe, check_range, lambda_param
 from .dynamic import unnormalised_affinities
 
 
@@ -106,9 +108,11 @@ SPECS = [
                "by input distances (Carreira-Perpinan 2010)",
                {"perplexity": 30.0, "lambda": 100.0, "neg_weights": True,
                 "inp_kernel": "gaussian", "eps": EPS}, ee,
-               fd_variants=({"lambda": 1.0}, {"lambda": 1000.0}, {"neg_weights": False})),
+               fd_variants=({"lambda": 1.0}, {"lambda": 1000.0}, {"neg_weights": False}),
+               step=StepRule(0.1, "matrix")),
     MethodSpec("tee", "ee", "t-distributed elastic embedding: lambda-weighted I-divergence with "
                "Student-t weights", {"perplexity": 30.0, "lambda": 0.01, "inp_kernel": "gaussian",
                                      "eps": EPS}, tee,
-               fd_variants=({"lambda": 0.001}, {"lambda": 0.1}, {"lambda": 1.0})),
+               fd_variants=({"lambda": 0.001}, {"lambda": 0.1}, {"lambda": 1.0}),
+               step=StepRule(min_cost=-math.inf)),
 ]

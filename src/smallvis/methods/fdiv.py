@@ -23,7 +23,7 @@ import numpy as np
 
 from ..io.distances import squared_distances
 from .kernels import StudentT
-from .base import EPS, Method, MethodSpec, PairForm, affinity_recipe
+from .base import EPS, Method, MethodSpec, PairForm, StepRule, affinity_recipe
 from .divergences import plogp_constant
 from .elementwise import divm, logm
 
@@ -107,13 +107,17 @@ def hlsne(perplexity=30.0, inp_kernel="gaussian", eps=EPS):
 
 _PARAMS = dict(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", eps=EPS)
 
+# rklsne and chsne: forces on far pairs grow with 1 / Q, so a smaller step than t-SNE's, not
+# scaled with n
+_FAR_PAIR_STEP = StepRule(10.0, "constant")
+
 SPECS = [
     MethodSpec("rklsne", "f-divergence", "Reverse-KL t-SNE: KL(Q||P) (Im et al. 2018)",
-               dict(_PARAMS), _factory(reverse_kl)),
+               dict(_PARAMS), _factory(reverse_kl), step=_FAR_PAIR_STEP),
     MethodSpec("jssne", "f-divergence", "Jensen-Shannon t-SNE: JS(P, Q) (Im et al. 2018)",
                dict(_PARAMS), _factory(jensen_shannon)),
     MethodSpec("chsne", "f-divergence", "Chi-squared t-SNE: sum (P - Q)^2 / Q (Im et al. 2018)",
-               dict(_PARAMS), _factory(chi_squared)),
+               dict(_PARAMS), _factory(chi_squared), step=_FAR_PAIR_STEP),
     MethodSpec("hlsne", "f-divergence", "Hellinger t-SNE: sum (sqrt P - sqrt Q)^2 "
                "(Im et al. 2018)", dict(perplexity=30.0, inp_kernel="gaussian", eps=EPS), hlsne),
 ]

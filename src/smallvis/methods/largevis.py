@@ -38,7 +38,8 @@ import numpy as np
 
 from .._util.names import match_name
 from ..io.distances import squared_distances
-from .base import EPS, Method, MethodSpec, PairForm, StochasticPlan, affinity_recipe, check_range
+from .base import (EPS, Method, MethodSpec, PairForm, StepRule, StochasticPlan, affinity_recipe,
+                   check_range)
 
 OUT_KERNELS = ("t", "cauchy", "exp")
 GR_FORMS = ("d2", "1-w")
@@ -133,14 +134,23 @@ def largevis(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", gam
                     alpha=alpha, gr_form=gr_form, eps=eps)
 
 
+def _gamma_per_point(n: int, given: dict) -> dict:
+    """A side-by-side run's ``gamma = 1 / n``. The default P is normalised (it sums to 1) while the
+    repulsion ``gamma`` weighs all n^2 pairs, so the default ``gamma = 1`` lets repulsion win by a
+    factor of about n: every dataset becomes a uniform disc (kNN@15 0.48 on iris, 0.04 on s1k; with
+    ``gamma = 1 / n``, 0.79 and 0.27, against t-SNE's 0.81 and 0.41). Not with ``normalize=False``."""
+    return {"gamma": 1.0 / n} if given.get("normalize", True) else {}
+
+
 SPECS = [
     MethodSpec("largevis", "largevis", "LargeVis: edge likelihood with gamma-weighted negative "
                "terms, un-normalised Student-t weights (Tang et al. 2016)",
                dict(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", gamma=1.0,
                     gr_eps=0.1, normalize=True, row_weight=None, out_kernel="t", alpha=1.0,
-                    gr_form="d2", eps=1e-9), largevis, engines=("dense", "sgd"),
+                    gr_form="d2", eps=1e-9), largevis,
                fd_base=dict(gr_eps=0.0, eps=EPS),
                fd_variants=(dict(gamma=7.0), dict(normalize=False), dict(gr_form="1-w"),
                             dict(out_kernel="cauchy", alpha=3.0),
-                            dict(out_kernel="exp", gr_eps=0.1), dict(out_kernel="exp", gamma=0.1))),
+                            dict(out_kernel="exp", gr_eps=0.1), dict(out_kernel="exp", gamma=0.1)),
+               step=StepRule(1.0, "constant", params=_gamma_per_point)),
 ]

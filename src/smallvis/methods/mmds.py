@@ -23,7 +23,7 @@ import numpy as np
 
 from .._util.log import logger
 from ..io.data import InputData
-from .base import EPS, Method, MethodSpec, MethodState, PairForm, check_range
+from .base import EPS, Method, MethodSpec, MethodState, PairForm, StepRule, check_range
 
 
 class DistanceEmbedding(Method):
@@ -318,21 +318,25 @@ def knnmmds(k=30, eps=EPS):
     return KnnMDS("knnmmds", k, eps=eps)
 
 
+# step sizes for side-by-side runs: stress forces grow like n, the step shrinks like 1 / n
+_STEP = StepRule(1e-2, "distance")
+
 SPECS = [
     MethodSpec("mmds", "distance", "Metric MDS: squared differences of input and output distances "
-               "(Kruskal 1964)", dict(eps=EPS), mmds, neighbour_param=None),
+               "(Kruskal 1964)", dict(eps=EPS), mmds, neighbour_param=None, step=_STEP),
     MethodSpec("smmds", "distance", "s-stress MDS: squared differences of squared distances "
                "(ALSCAL; Takane, Young & de Leeuw 1977)", dict(eps=EPS), smmds,
-               neighbour_param=None),
+               neighbour_param=None, step=StepRule(1e-4, "distance")),
     MethodSpec("sammon", "distance", "Sammon mapping: metric MDS stress weighted by 1/R "
-               "(Sammon 1969)", dict(eps=EPS), sammon, neighbour_param=None),
+               "(Sammon 1969)", dict(eps=EPS), sammon, neighbour_param=None, step=_STEP),
     MethodSpec("gmmds", "distance", "Geodesic metric MDS: distances are shortest paths on the kNN "
                "graph, k = perplexity (Isomap; Tenenbaum et al. 2000)", dict(k=30, eps=EPS), gmmds,
-               neighbour_param="k", fd_variants=(dict(k=2), dict(k=8))),
+               neighbour_param="k", fd_variants=(dict(k=2), dict(k=8)), step=_STEP),
     MethodSpec("ballmmds", "distance", "Metric MDS that ignores stretched pairs farther apart than "
                "the f-quantile of the input distances", dict(f=0.1, eps=EPS), ballmmds,
-               neighbour_param=None, fd_variants=(dict(f=1.0), dict(f=0.05), dict(f=0.5))),
+               neighbour_param=None, fd_variants=(dict(f=1.0), dict(f=0.05), dict(f=0.5)),
+               step=_STEP),
     MethodSpec("knnmmds", "distance", "Metric MDS that ignores stretched pairs that are not "
                "k-nearest neighbours, k = perplexity", dict(k=30, eps=EPS), knnmmds,
-               neighbour_param="k", fd_variants=(dict(k=2), dict(k=8))),
+               neighbour_param="k", fd_variants=(dict(k=2), dict(k=8)), step=_STEP),
 ]

@@ -292,7 +292,7 @@ SPECS = [
                "UMAP's curve and a learned normaliser, exact expected cost (Artemenkov & Panov 2020)",
                dict(n_neighbors=15, noise_ratio=5, spread=1.0, min_dist=0.4, corrected=False,
                     alpha_Q=1.0, noise_plan="cubic", n_init_epochs=20, eps=EPS), ncvis,
-               neighbour_param="n_neighbors", engines=("dense", "sgd"),
+               neighbour_param="n_neighbors",
                fd_variants=(dict(corrected=True), dict(noise_ratio=1), dict(noise_ratio=10),
                             dict(min_dist=0.1), dict(corrected=True, noise_ratio=10, min_dist=0.1))),
 ]

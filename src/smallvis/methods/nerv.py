@@ -27,7 +27,7 @@ import numpy as np
 from scipy.special import xlogy
 
 from ..io.distances import squared_distances
-from .base import EPS, Method, MethodSpec, affinity_recipe, check_range, lambda_param
+from .base import EPS, Method, MethodSpec, StepRule, affinity_recipe, check_range, lambda_param
 from .elementwise import gaussian_probabilities, logm
 
 
@@ -166,21 +166,28 @@ _JSE = dict(perplexity=30.0, kappa=0.5, inp_kernel="gaussian", eps=EPS)
 _LAMBDAS = tuple({"lambda": v} for v in (0.0, 0.5, 1.0))
 _KAPPAS = tuple(dict(kappa=v) for v in (0.0, 1e-4, 0.999, 1.0))
 
+# step sizes for side-by-side runs (Gaussian output kernels: smaller than t-SNE's)
+_STEP = StepRule(0.1, "matrix")
+_CONDITIONAL_STEP = StepRule(0.1, "constant")
+
 SPECS = [
     MethodSpec("nerv", "nerv", "NeRV: lambda KL(P||Q) + (1-lambda) KL(Q||P), conditional P and Q "
                "(Venna et al. 2010)", dict(_NERV), _nerv_factory("nerv", "row"),
-               fd_variants=_LAMBDAS),
+               fd_variants=_LAMBDAS, step=_CONDITIONAL_STEP),
     MethodSpec("snerv", "nerv", "Symmetric NeRV: symmetric P, matrix-normalised Gaussian Q",
-               dict(_NERV), _nerv_factory("snerv", "matrix", **_SYMMETRIC), fd_variants=_LAMBDAS),
+               dict(_NERV), _nerv_factory("snerv", "matrix", **_SYMMETRIC), fd_variants=_LAMBDAS,
+               step=_STEP),
     MethodSpec("bnerv", "nerv", "NeRV with input bandwidths in the output kernel, as in Venna et "
                "al.'s original", {**_NERV, "beta": None}, _nerv_factory("bnerv", "row", True),
-               fd_variants=({"lambda": 0.0}, {"beta": 2.0})),
+               fd_variants=({"lambda": 0.0}, {"beta": 2.0}), step=StepRule(1e-3, "constant")),
     MethodSpec("rsrnerv", "nerv", "NeRV with the RSR P (row-normalise, symmetrise, row-normalise)",
-               dict(_NERV), _nerv_factory("rsrnerv", "row", **_RSR)),
+               dict(_NERV), _nerv_factory("rsrnerv", "row", **_RSR), step=_CONDITIONAL_STEP),
     MethodSpec("jse", "nerv", "Jensen-Shannon embedding: KL to the mixture kappa P + (1-kappa) Q "
-               "(Lee et al. 2013)", dict(_JSE), _jse_factory("jse", "row"), fd_variants=_KAPPAS),
+               "(Lee et al. 2013)", dict(_JSE), _jse_factory("jse", "row"), fd_variants=_KAPPAS,
+               step=_CONDITIONAL_STEP),
     MethodSpec("sjse", "nerv", "Symmetric JSE: symmetric P, matrix-normalised Gaussian Q",
-               dict(_JSE), _jse_factory("sjse", "matrix", **_SYMMETRIC), fd_variants=_KAPPAS),
+               dict(_JSE), _jse_factory("sjse", "matrix", **_SYMMETRIC), fd_variants=_KAPPAS,
+               step=_STEP),
     MethodSpec("rsrjse", "nerv", "JSE with the RSR P (row-normalise, symmetrise, row-normalise)",
-               dict(_JSE), _jse_factory("rsrjse", "row", **_RSR)),
+               dict(_JSE), _jse_factory("rsrjse", "row", **_RSR), step=_CONDITIONAL_STEP),
 ]

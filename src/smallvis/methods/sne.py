@@ -17,7 +17,7 @@ import numpy as np
 from ..affinity import AffinityRecipe
 from ..io.distances import squared_distances
 from .kernels import Gaussian, HeavyTailed, OutputKernel, RowScaled, StudentT, Weighted
-from .base import EPS, FusedForm, Method, MethodSpec, affinity_recipe, check_range
+from .base import EPS, FusedForm, Method, MethodSpec, StepRule, affinity_recipe, check_range
 from .divergences import KL, output_probabilities, plogp_constant
 
 
@@ -168,6 +168,13 @@ _SYM = dict(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", eps=
 _COND = dict(perplexity=30.0, inp_kernel="gaussian", eps=EPS)
 _BAND = dict(perplexity=30.0, inp_kernel="gaussian", beta=None, eps=EPS)
 
+# step sizes for side-by-side runs (StepRule: eta on iris, scaled with n as the forces scale):
+# Gaussian output kernels and input bandwidths have larger forces than t-SNE's
+_GAUSSIAN_STEP = StepRule(0.1, "matrix")
+_CONDITIONAL_GAUSSIAN_STEP = StepRule(0.1, "constant")
+_BANDWIDTH_STEP = StepRule(1e-3, "matrix")
+_CONDITIONAL_BANDWIDTH_STEP = StepRule(1e-3, "constant")
+
 SPECS = [
     MethodSpec("tsne", "sne", "t-SNE: KL(P||Q) with Student-t output weights "
                "(van der Maaten & Hinton 2008)",
@@ -177,23 +184,26 @@ SPECS = [
                             dict(inp_kernel="sigma"), dict(symmetrize="mutual"),
                             dict(symmetrize="fuzzy"))),
     MethodSpec("ssne", "sne", "Symmetric SNE: KL(P||Q) with Gaussian output weights "
-               "(Cook et al. 2007)", dict(_SYM), ssne),
+               "(Cook et al. 2007)", dict(_SYM), ssne, step=_GAUSSIAN_STEP),
     MethodSpec("hssne", "sne", "Heavy-tailed symmetric SNE: output (alpha d2 + 1)^(-1/alpha), "
                "alpha -> 0 is SSNE, 1 is t-SNE (Yang et al. 2009)",
                dict(perplexity=30.0, alpha=0.5, inp_kernel="gaussian", symmetrize="symmetric",
                     eps=EPS), hssne,
-               fd_variants=(dict(alpha=1e-8), dict(alpha=1.0), dict(alpha=1.5))),
+               fd_variants=(dict(alpha=1e-8), dict(alpha=1.0), dict(alpha=1.5)),
+               step=_GAUSSIAN_STEP),
     MethodSpec("bhssne", "sne", "HSSNE with a constant output precision beta: "
                "(alpha beta d2 + 1)^(-1/alpha)",
                dict(perplexity=30.0, alpha=0.5, beta=1.0, inp_kernel="gaussian",
                     symmetrize="symmetric", eps=EPS), bhssne,
-               fd_variants=(dict(beta=0.1), dict(beta=10.0, alpha=1.0), dict(alpha=1e-8))),
+               fd_variants=(dict(beta=0.1), dict(beta=10.0, alpha=1.0), dict(alpha=1e-8)),
+               step=_GAUSSIAN_STEP),
     MethodSpec("wtsne", "sne", "Weighted t-SNE: output weights times the importance deg_i deg_j "
                "(Yang et al. 2014)", dict(_COND), _importance(StudentT())),
     MethodSpec("wssne", "sne", "Weighted SSNE: Gaussian output weights times the importance "
-               "deg_i deg_j", dict(_COND), _importance(Gaussian())),
+               "deg_i deg_j", dict(_COND), _importance(Gaussian()), step=_GAUSSIAN_STEP),
     MethodSpec("asne", "sne", "Asymmetric SNE: conditional P, row-normalised Gaussian Q "
-               "(Hinton & Roweis 2002)", dict(_COND), _conditional(Gaussian(), "row")),
+               "(Hinton & Roweis 2002)", dict(_COND), _conditional(Gaussian(), "row"),
+               step=_CONDITIONAL_GAUSSIAN_STEP),
     MethodSpec("tasne", "sne", "t-ASNE (t-R-SNE): conditional P, row-normalised Student-t Q",
                dict(_COND), _conditional(StudentT(), "row")),
     MethodSpec("trmsne", "sne", "t-RM-SNE: row-normalised, unsymmetrised, matrix-normalised P; "
@@ -206,16 +216,18 @@ SPECS = [
                "row-normalised Student-t Q", dict(_COND),
                _conditional(StudentT(), "row", symmetrize="average", rsr=True)),
     MethodSpec("arsrsne", "sne", "ASNE with the RSR P (row-normalise, symmetrise, row-normalise)",
-               dict(_COND), _conditional(Gaussian(), "row", symmetrize="average", rsr=True)),
+               dict(_COND), _conditional(Gaussian(), "row", symmetrize="average", rsr=True),
+               step=_CONDITIONAL_GAUSSIAN_STEP),
     MethodSpec("btsne", "bandwidth", "t-SNE with input bandwidths in the output kernel: "
                "w = 1/(1 + beta_i d2)", dict(_BAND),
                _bandwidth(StudentT(), "matrix", symmetrize="symmetric", normalize=True),
-               fd_variants=(dict(beta=2.0),)),
+               fd_variants=(dict(beta=2.0),), step=_BANDWIDTH_STEP),
     MethodSpec("bssne", "bandwidth", "SSNE with input bandwidths: Q = exp(-beta_i d2) / sum",
                dict(_BAND), _bandwidth(Gaussian(), "matrix", symmetrize="symmetric",
-                                       normalize=True)),
+                                       normalize=True), step=_BANDWIDTH_STEP),
     MethodSpec("basne", "bandwidth", "ASNE with input bandwidths: row-normalised exp(-beta_i d2)",
-               dict(_BAND), _bandwidth(Gaussian(), "row")),
+               dict(_BAND), _bandwidth(Gaussian(), "row"), step=_CONDITIONAL_BANDWIDTH_STEP),
     MethodSpec("btasne", "bandwidth", "t-ASNE with input bandwidths: row-normalised "
-               "1/(1 + beta_i d2)", dict(_BAND), _bandwidth(StudentT(), "row")),
+               "1/(1 + beta_i d2)", dict(_BAND), _bandwidth(StudentT(), "row"),
+               step=_CONDITIONAL_BANDWIDTH_STEP),
 ]

@@ -29,7 +29,8 @@ import numpy as np
 
 from ..io.distances import squared_distances
 from .kernels import OutputKernel, StudentT, UMAPCurve
-from .base import EPS, Method, MethodSpec, PairForm, StochasticPlan, affinity_recipe, check_range
+from .base import (EPS, Method, MethodSpec, PairForm, StepRule, StochasticPlan, affinity_recipe,
+                   check_range)
 from .elementwise import logm
 from .sne import KLEmbedding
 
@@ -189,15 +190,19 @@ def usne(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", spread=
 _UMAP = dict(perplexity=30.0, inp_kernel="skd", symmetrize="umap")
 _EXACT = dict(gr_eps=0.0, eps=EPS)
 
+# step size for side-by-side runs (conditional P: not scaled with n)
+_STEP = StepRule(1.0, "constant")
+
 SPECS = [
     MethodSpec("umap", "umap", "UMAP, exact gradient: fuzzy cross-entropy between smooth-kNN P and "
                "1/(1 + a d^2b) (McInnes et al. 2018)",
                dict(_UMAP, spread=1.0, min_dist=0.001, gr_eps=0.1, row_weight=None, eps=1e-9), umap,
-               engines=("dense", "sgd"), fd_base=_EXACT, fd_variants=(dict(min_dist=0.1), dict(spread=3.0, min_dist=0.5),
-                                            dict(inp_kernel="gaussian", row_weight=2.0))),
+               fd_base=_EXACT, fd_variants=(dict(min_dist=0.1), dict(spread=3.0, min_dist=0.5),
+                                            dict(inp_kernel="gaussian", row_weight=2.0)),
+               step=_STEP),
     MethodSpec("tumap", "umap", "t-UMAP: UMAP's cross-entropy with Student-t output weights",
-               dict(_UMAP, gr_eps=0.1, row_weight=None, eps=1e-9), tumap, engines=("dense", "sgd"),
-               fd_base=_EXACT),
+               dict(_UMAP, gr_eps=0.1, row_weight=None, eps=1e-9), tumap,
+               fd_base=_EXACT, step=_STEP),
     MethodSpec("ntumap", "umap", "Normalised t-UMAP: cross-entropy between normalised P and Q",
                dict(_UMAP, row_weight=None, eps=1e-9), ntumap, fd_base=dict(eps=EPS)),
     MethodSpec("cetsne", "umap", "t-SNE's P and Q with UMAP's cross-entropy instead of KL",

@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass, field
 
 from .._util.names import match_name
-from ..methods.step_sizes import MIN_COST, suggested_eta, suggested_params
+from ..methods.step_sizes import suggested_params, suggested_settings
 
 DEFAULT_SETS = ("smallvis", "auto")
 
@@ -170,10 +170,9 @@ def _modern(name: str, n: int, stochastic: bool, given: dict, method_params: dic
         return {}
     recipe = RECIPES.get(name)
     if recipe is None:  # a stochastic method on an exact engine, or a method added later
-        out = {"Y_init": "pcascaled", "max_iter": MODERN_ITER, "eta": suggested_eta(name, n),
-               "mom_switch_iter": MOMENTUM_SWITCH}
-        if name in MIN_COST:
-            out["min_cost"] = MIN_COST[name]
+        settings = suggested_settings(name, n)  # eta, and min_cost where the cost may be negative
+        out = {"Y_init": "pcascaled", "max_iter": MODERN_ITER, "eta": settings.pop("eta"),
+               "mom_switch_iter": MOMENTUM_SWITCH, **settings}
         params = suggested_params(name, n, method_params)
         if params:
             out["method_params"] = params

@@ -1,7 +1,7 @@
 """NCVis, exact version: the NCE cost at fixed and profiled log-normaliser, the method, the power init."""
 
 import numpy as np
-from test_gradients import numeric_gradient
+from engine_checks import numeric_gradient
 import pytest
 from scipy import sparse
 

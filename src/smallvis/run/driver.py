@@ -1,4 +1,5 @@
-"""The one optimisation loop (spec smallvis-R.md §8): stages, exaggeration, epochs, stopping, callbacks.
+"""The one optimisation loop: stages, exaggeration, epochs, stopping, callbacks
+(docs/original.md#the-optimisation-loop).
 
 No method-specific code lives here: methods adapt through ``on_epoch``, optimisers through ``step``.
 Exaggeration is a factor set on the objective, never an edit of P.

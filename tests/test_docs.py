@@ -67,11 +67,12 @@ def test_the_docs_exist():
         assert (DOCS / name).is_file(), name
 
 
-@pytest.mark.parametrize("folder", ["src", "tests", "benchmarks"])
+@pytest.mark.parametrize("folder", ["src", "tests", "benchmarks", "docs", "README.md"])
 def test_no_citation_of_files_outside_the_repository(folder):
     here = Path(__file__).resolve()
     bad = []
-    for path in _files(folder, (".py", ".md")):
+    paths = [README] if folder == "README.md" else _files(folder, (".py", ".md"))
+    for path in paths:
         if path.resolve() == here:
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

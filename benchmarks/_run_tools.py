@@ -38,7 +38,7 @@ BLOBS = {"blobs5k": 5_000, "blobs20k": 20_000, "blobs70k": 70_000}
 DATASETS = ("digits", "s1k") + tuple(BLOBS)
 
 # scikit-learn's exact t-SNE: seconds per iteration per n^2 on the reference machine (digits, 1000
-# iterations in 37.7 s: spec/PEERS.md); above SKLEARN_EXACT_FREE_N points it runs only when the
+# iterations in 37.7 s, measured once); above SKLEARN_EXACT_FREE_N points it runs only when the
 # estimate is within SKLEARN_EXACT_BUDGET_S.
 SKLEARN_EXACT_S = 1.2e-8
 SKLEARN_EXACT_FREE_N = 2_000

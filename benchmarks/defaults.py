@@ -17,8 +17,8 @@ and wall seconds:
 - **cli**: ``smallvis embed DS --method m --metrics --out tmp.csv --seed 0``; kNN@15 read back from
   the JSON sidecar. ``same`` says whether its coordinates equal the estimator's (they must).
 - **peer**: openTSNE's default ``TSNE`` (tsne), umap-learn's default ``UMAP`` (umap), and for ncvis
-  the kNN@15 of the ncvis rows of ``/work/shared/spec/PEERS.md`` (iris 0.769, digits 0.548; its s1k
-  is a different s1k, so none is given).
+  the kNN@15 of a locally patched ncvis 1.5.13, measured once (iris 0.769, digits 0.548; its s1k
+  was a different s1k, so none is given).
 
 The table prints as markdown; ``--out FILE.json`` keeps every row (rerun in parts with
 ``--datasets`` / ``--methods`` and merge by key).
@@ -67,7 +67,7 @@ from smallvis.methods.step_sizes import suggested_params, suggested_settings
 
 HERE = Path(__file__).resolve().parent
 TABLE = HERE / "defaults_table.json"
-# ncvis kNN@15 from PEERS.md (a locally patched ncvis 1.5.13); PEERS.md's s1k is another s1k
+# ncvis kNN@15 of a locally patched ncvis 1.5.13, measured once (that run's s1k was another s1k)
 NCVIS_PEER = {"iris": 0.769, "digits": 0.548}
 STOP_LYING = 250
 

@@ -1,4 +1,5 @@
-"""AB-divergence SNE (spec §5.7) and the independent ("C++") perplexity calibration (spec §3.2)."""
+"""AB-divergence SNE (docs/methods.md#ab-divergence) and the independent ("C++") perplexity
+calibration (docs/original.md#independent-calibration-use_cpp)."""
 
 import json
 import math
@@ -122,7 +123,7 @@ def test_use_cpp_tsne_end_to_end(iris10):
     c10 = smallvis(iris10, max_iter=10, use_cpp=True, **kw).Y
     assert not np.array_equal(c10, r10)
     np.testing.assert_allclose(c10, r10, atol=1e-3 * np.abs(r10).max())
-    # the (name, params) form does not receive use_cpp (spec §4.3)
+    # the (name, params) form does not receive use_cpp (docs/original.md#the-eps-rule)
     lst = smallvis(iris10, method=("tsne", {}), use_cpp=True, max_iter=300, **kw)
     np.testing.assert_array_equal(lst.Y, r.Y)
 

@@ -1,4 +1,5 @@
-"""Affinity calibration properties (spec §3): perplexity reached, sums, symmetry, kernels, extras."""
+"""Affinity calibration properties (docs/original.md#input-affinities): perplexity reached, sums,
+symmetry, kernels, extras."""
 
 import numpy as np
 import pytest

@@ -119,7 +119,7 @@ RECIPES = [
 
 
 def _reference_P(V, recipe):
-    """The scaling of spec §3.8 with whole-matrix NumPy expressions."""
+    """The scaling (docs/original.md#scaling-the-affinities) with whole-matrix NumPy expressions."""
     P = V.copy()
     if recipe.row_normalize is not False:
         r = 1.0 if recipe.row_normalize is True else recipe.row_normalize

@@ -44,7 +44,7 @@ def test_estimator_parameter_kinds():
 
 
 def test_a_library_neither_plots_nor_prints_unasked():
-    """The only defaults that differ from the R package (DESIGN.md, public interface 1)."""
+    """The only defaults that differ from the original (docs/original.md#arguments-and-defaults)."""
     for layer in (API, ESTIMATOR):
         assert layer["epoch_callback"].default is None
         assert layer["verbose"].default is False

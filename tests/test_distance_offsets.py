@@ -47,8 +47,9 @@ def test_p_invariant_under_offset_without_scaling(X):
 
 @pytest.mark.parametrize("scale", ["absmax", "scale"])
 def test_constant_huge_column_changes_nothing(X, scale):
-    """absmax centres every column (spec §2.2) before dividing by the largest entry: a constant
-    column centres to exactly 0 (R's two-pass mean does), so it sets neither the divisor nor P."""
+    """absmax centres every column (docs/original.md#scaling) before dividing by the largest entry:
+    a constant column centres to exactly 0 (R's two-pass mean does), so it sets neither the divisor
+    nor P."""
     C = np.hstack([X, np.full((X.shape[0], 1), 1e100)])
     P = _P(X, scale=scale)
     np.testing.assert_allclose(_P(C, scale=scale), P, rtol=1e-9, atol=1e-12 * P.max())

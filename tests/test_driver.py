@@ -1,4 +1,5 @@
-"""Behaviour of the optimisation loop: epochs, stopping, exaggeration bookkeeping, callbacks (spec §8)."""
+"""Behaviour of the optimisation loop: epochs, stopping, exaggeration bookkeeping, callbacks
+(docs/original.md#the-optimisation-loop)."""
 
 import numpy as np
 import pytest

@@ -95,9 +95,9 @@ def _heavy(alpha, d2):
 
 
 def test_dhssne_first_gradient_after_a_change_reads_the_epoch_weights(data, Y):
-    """The original's quirk (spec 5.1): the first gradient after the alpha search uses the weights
-    and normaliser of the epoch's cost (old alpha) raised to the new alpha; the next ones are
-    HSSNE's at the new alpha."""
+    """The original's quirk (docs/methods.md#dynamic-methods): the first gradient after the alpha
+    search uses the weights and normaliser of the epoch's cost (old alpha) raised to the new alpha;
+    the next ones are HSSNE's at the new alpha."""
     from smallvis.engines.dense import force_gradient
 
     m = build_method("dhssne", perplexity=5)

@@ -1,4 +1,5 @@
-"""Intrinsic dimensionality, IDP and multiscale perplexities (seed 004; spec §3.9, §3.11)."""
+"""Intrinsic dimensionality, IDP and multiscale perplexities
+(docs/original.md#intrinsic-dimensionality-and-idp, docs/original.md#multiscale-perplexities)."""
 
 import numpy as np
 import pytest

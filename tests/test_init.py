@@ -1,4 +1,5 @@
-"""Output initialisation (spec §6), including robustness of the spectral inits."""
+"""Output initialisation (docs/original.md#output-initialisation), including robustness of the
+spectral inits."""
 
 import logging
 

@@ -1,4 +1,5 @@
-"""Input processing (spec §2): numeric columns, scaling modes, PCA and whitening, distance input."""
+"""Input processing (docs/original.md#input-processing): numeric columns, scaling modes, PCA and
+whitening, distance input."""
 
 import numpy as np
 import pandas as pd

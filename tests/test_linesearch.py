@@ -1,5 +1,5 @@
 """The line-search optimisers (L-BFGS, BFGS, CG, SD, specd) against the original's published numbers
-(spec mize-optimisers.md §6), scipy's minimisers, and the strong Wolfe conditions."""
+(docs/optimisers.md#reference-values), scipy's minimisers, and the strong Wolfe conditions."""
 
 import math
 
@@ -50,7 +50,7 @@ def quadratic():
     return Function(lambda x: 0.5 * np.sum(a * x * x), lambda x: a * x)
 
 
-# -- spec §6.1: f = (x1^2 + 10 x2^2) / 2 from (1, 1) ----------------------------------------------
+# -- the original's steps on f = (x1^2 + 10 x2^2) / 2 from (1, 1) ----------------------------------
 
 def test_lbfgs_first_steps_on_a_quadratic():
     _, trace = drive("l-bfgs", quadratic(), [1.0, 1.0], 4)
@@ -80,7 +80,7 @@ def test_sd_and_cg_first_step_on_a_quadratic(opt):
     assert trace[1][0] == pytest.approx(12.4816, rel=1e-5)
 
 
-# -- spec §6.2: tsne on iris10, perplexity 5, 25 iterations -------------------------------------
+# -- the original's tsne on iris10, perplexity 5, 25 iterations ------------------------------------
 
 TABLE = {  # (alpha0, alpha, f after the step, nf) at iterations 1, 2, 3 and 25
     "l-bfgs": [(0.9811652, 4.905826, 0.22340634, 3), (0.6145996, 0.6145996, 0.0764871707, 4),
@@ -145,8 +145,9 @@ def _tsne_objective(iris10):
 
 
 def test_exaggeration_switch_uses_the_stale_cost(iris10, iris10_Y):
-    # spec §5: after early exaggeration ends, the first line search starts from the cached
-    # exaggerated cost (6.9619804) while the new cost is evaluated at the trials (0.35420073)
+    # docs/optimisers.md#interaction-with-the-driver: after early exaggeration ends, the first
+    # line search starts from the cached exaggerated cost (6.9619804) while the new cost is
+    # evaluated at the trials (0.35420073)
     res = smallvis(iris10, Y_init=iris10_Y, perplexity=5, opt="l-bfgs", max_iter=6, epoch=1,
                    exaggeration_factor=4, stop_lying_iter=2, ret_extra=True)
     assert res.itercosts[2] == pytest.approx(6.9619804, rel=1e-7)

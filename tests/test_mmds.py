@@ -1,5 +1,5 @@
-"""Distance-preserving methods (spec smallvis-R.md §5.9): parity with the original, extras, bad
-input."""
+"""Distance-preserving methods (docs/methods.md#distance-preserving-methods): parity with the
+original, extras, bad input."""
 
 import logging
 

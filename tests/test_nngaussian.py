@@ -1,4 +1,5 @@
-"""The nngaussian input kernel (spec §3.3): dense and sparse versions, against a direct loop."""
+"""The nngaussian input kernel (docs/original.md#knn-restricted-gaussian-nngaussian): dense and
+sparse versions, against a direct loop."""
 
 import math
 import warnings
@@ -22,7 +23,8 @@ def _data(n=150, p=5, seed=11):
 
 
 def _reference(X, U, k):
-    """Direct loop of §3.3 with the reference bisection: (neighbours, weights, beta, failed)."""
+    """Direct loop of the nngaussian calibration with the reference bisection: (neighbours,
+    weights, beta, failed)."""
     D2 = ((X[:, None] - X[None]) ** 2).sum(-1)
     np.fill_diagonal(D2, np.inf)
     idx = np.argsort(D2, axis=1, kind="stable")[:, :k]
@@ -51,7 +53,8 @@ def test_matches_direct_loop():
     p = res.W / res.W.sum(axis=1, keepdims=True)
     H = -np.sum(p * np.log(p), axis=1)
     np.testing.assert_allclose(H, math.log(10.0), atol=1e-5)
-    # dint over the neighbours: 2 beta^2 Var_p(d^2) (the analytic form of spec §3.11)
+    # dint over the neighbours: 2 beta^2 Var_p(d^2)
+    # (docs/original.md#intrinsic-dimensionality-and-idp)
     d2 = ((X[:, None] - X[None]) ** 2).sum(-1)[np.arange(len(X))[:, None], idx]
     var = np.sum(p * d2**2, axis=1) - np.sum(p * d2, axis=1) ** 2
     np.testing.assert_allclose(res.dint, 2 * res.beta**2 * var, rtol=1e-6)

@@ -1,6 +1,6 @@
-"""The original's internal optimisers (spec §7): update arithmetic against hand computations, on a
-quadratic and on t-SNE at iris10 through smallvis(); progress over 200 iterations; parameter merging;
-bad input."""
+"""The original's internal optimisers (docs/original.md#optimisers): update arithmetic against hand
+computations, on a quadratic and on t-SNE at iris10 through smallvis(); progress over 200
+iterations; parameter merging; bad input."""
 
 import json
 import re

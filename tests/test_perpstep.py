@@ -1,4 +1,4 @@
-"""Perplexity stepping (spec §1.3)."""
+"""Perplexity stepping (docs/original.md#perplexity-stepping)."""
 
 import numpy as np
 import pytest

@@ -1,5 +1,6 @@
-"""Smooth kNN distances ("skd" kernel, spec §3.5), the fuzzy set union (§3.8) and the UMAP curve fit
-(§5.5): the original's published values, then properties and bad input."""
+"""Smooth kNN distances ("skd" kernel, docs/original.md#smooth-knn-distances), the fuzzy set union
+(docs/original.md#scaling-the-affinities) and the UMAP curve fit (docs/methods.md#the-umap-curve):
+the original's published values, then properties and bad input."""
 
 import math
 

@@ -1,4 +1,5 @@
-"""The synthetic datasets of spec §13: generators, their geometry, the registry presets, the CLI listing."""
+"""The synthetic datasets (docs/original.md#datasets): generators, their geometry, the registry
+presets, the CLI listing."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,5 @@
-"""Input affinities: calibrate, then row-normalise, symmetrise and normalise (spec smallvis-R.md §3).
+"""Input affinities: calibrate, then row-normalise, symmetrise and normalise
+(docs/original.md#input-affinities).
 
 The input kernels live in one registry (``INPUT_KERNELS``); a method names one in its affinity recipe.
 Each kernel returns un-normalised affinities ``V`` (n, n, zero diagonal) plus whatever diagnostics it
@@ -54,16 +55,18 @@ __all__ = [
 
 @dataclass(frozen=True)
 class AffinityRecipe:
-    """How a method turns input data into P: an input kernel, then the §3.8 scaling steps."""
+    """How a method turns input data into P: an input kernel, then the scaling steps of
+    docs/original.md#scaling-the-affinities."""
 
     kernel: str = "gaussian"
     symmetrize: str = "symmetric"
     row_normalize: object = True
     normalize: bool = True
     renormalize_rows: bool = False  # a second row normalisation after symmetrising ("RSR")
-    # perplexity calibration of the Gaussian kernels: "r" = the original's R path (§3.1, each point
-    # starts from the previous point's beta); "independent" = its dense C++ path (§3.2, use_cpp=TRUE:
-    # each point starts from its own guess, always on squared distances, no beta/dint recorded)
+    # perplexity calibration of the Gaussian kernels (docs/original.md#perplexity-calibration):
+    # "r" = the original's R path (each point starts from the previous point's beta);
+    # "independent" = its dense C++ path (use_cpp=TRUE: each point starts from its own guess, always
+    # on squared distances, no beta/dint recorded)
     calibration: str = "r"
 
 
@@ -185,14 +188,14 @@ def _kernel_sigma(data, perplexity):
 
 
 def _kernel_skd(data, perplexity):
-    """UMAP smooth kNN distances with ``k = perplexity`` neighbours, the point itself included (§3.5)."""
+    """UMAP smooth kNN distances with ``k = perplexity`` neighbours, the point itself included."""
     k = check_k(perplexity, data.n, "perplexity")
     res = smooth_knn_from_data(data, k)
     return Calibration(V=res.P, beta=None, dint=None, failed=np.zeros(data.n, dtype=bool))
 
 
 def _kernel_nngaussian(data, perplexity):
-    """Gaussian weights on each point's ``floor(3U)`` exact nearest neighbours (§3.3), in an
+    """Gaussian weights on each point's ``floor(3U)`` exact nearest neighbours, in an
     (n, n) matrix."""
     res = nngaussian_affinities(data, perplexity, knn_method="exact")
     V = np.zeros((data.n, data.n))
@@ -278,8 +281,9 @@ def perplexity_mode(perplexity, n: int):
 
 
 def _multiscale(data: InputData, candidates: np.ndarray) -> Affinities:
-    """Spec §3.9: the mean over the candidates of the average-symmetrised, matrix-normalised
-    Gaussian affinities (squared distances, R path), whatever the method's own scaling."""
+    """Multiscale P (docs/original.md#multiscale-perplexities): the mean over the candidates of the
+    average-symmetrised, matrix-normalised Gaussian affinities (squared distances, R path), whatever
+    the method's own scaling."""
     D = data.squared_distances()
     P = np.zeros_like(D)
     for u in candidates:

@@ -1,14 +1,14 @@
 """Dense Gaussian perplexity calibration in row blocks, with no (n, n) distance matrix.
 
 :func:`calibrate_dense` gives the numbers of :func:`~smallvis.affinity.perplexity.calibrate_rows`
-(the original's R path, spec §3.1: each point starts from the previous point's converged beta) and
-:func:`~smallvis.affinity.perplexity.calibrate_rows_independent` (its dense C++ path, §3.2) to
+(the original's R path: each point starts from the previous point's converged beta) and
+:func:`~smallvis.affinity.perplexity.calibrate_rows_independent` (its dense C++ path) to
 rounding, but the only (n, n) array it allocates is the result ``V``: each block of rows of the
 distance matrix is computed straight into the rows of ``V`` (``X[rows] @ X.T`` with BLAS on the
 columns shifted to their medians, finished as :func:`smallvis.io.distances.squared_distances`
 does), calibrated there by the numba kernels of :mod:`.calibration_kernels` and overwritten by its
 weights. The R path's warm start makes the rows a sequential chain; the independent calibration
-runs its rows in parallel.
+runs its rows in parallel (docs/original.md#perplexity-calibration).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Numba kernels of the perplexity calibration (compiled on first use and cached on disk).
 
-Each point's precision ``beta`` is found by the bisection of the original's R path (spec §3.1):
+Each point's precision ``beta`` is found by the bisection of the original's R path
+(docs/original.md#perplexity-calibration):
 the Shannon entropy (nats) of ``p_j = w_j / Z``, ``w_j = exp(-beta d_j)``,
 
 .. math:: H = \\log Z + \\beta \\sum_j d_j w_j / Z \\qquad (H = 0 \\text{ if } Z = 0),
@@ -306,7 +307,7 @@ def _independent_start(u, d):
 
 @njit(parallel=True, cache=True, error_model="numpy")
 def calibrate_block_independent(A, row0, u, n_fallback, tol, max_tries, failed):
-    """The original's dense C++ calibration (spec §3.2) of rows ``row0 ..`` of ``A``, in place.
+    """The original's dense C++ calibration (``use_cpp``) of rows ``row0 ..`` of ``A``, in place.
 
     Row ``i`` starts from ``0.5 U_i n / sum_j A[i, j]`` (the sum includes the zero self entry); a
     failed row gets weight 1 on its ``n_fallback[i]`` smallest entries *including itself* (ties:
@@ -339,7 +340,7 @@ def calibrate_block_independent(A, row0, u, n_fallback, tol, max_tries, failed):
 
 @njit(parallel=True, cache=True, error_model="numpy")
 def calibrate_knn_independent(D, u, tol, max_tries):
-    """The nngaussian calibration (spec §3.3) of neighbour values ``D`` (n, k), each row on its own.
+    """The nngaussian calibration of neighbour values ``D`` (n, k), each row on its own.
 
     Row ``i`` starts from ``0.5 U_i k / sum_j D[i, j]``; a failed row gets ``1 / k`` on every
     neighbour, beta 1 and dint 0. Returns ``(W, beta, dint, failed)``.

@@ -1,5 +1,5 @@
-"""Intrinsic dimensionality from the perplexity calibration, and the perplexity it suggests (seed 004;
-spec smallvis-R.md §3.9, §3.11).
+"""Intrinsic dimensionality from the perplexity calibration, and the perplexity it suggests
+(docs/original.md#intrinsic-dimensionality-and-idp).
 
 For a Gaussian calibrated to perplexity ``U`` at point ``i`` (precision ``beta_i``, weights
 ``v_ij = exp(-beta_i D_ij)`` on squared distances, ``p_j = v_ij / V_i``), the analytic *soft correlation
@@ -138,7 +138,7 @@ class IntrinsicDimensionality:
 def intrinsic_dimensionality(X, perplexities=None, *, labels=None, metric: str = "euclidean",
                              n_neighbors: int | None = None,
                              tol: float = NEWTON_TOL) -> IntrinsicDimensionality:
-    """Soft correlation dimension at each candidate perplexity, and the IDP (seed 004).
+    """Soft correlation dimension at each candidate perplexity, and the IDP.
 
     Parameters
     ----------
@@ -232,7 +232,7 @@ def first_maximum(curve) -> int:
 
 def select_idp(D: np.ndarray, candidates: np.ndarray, *, tol: float = 1e-5,
                max_tries: int = 50) -> tuple[float, Calibration, list]:
-    """The original's IDP search (spec §3.11): R-path calibration (``D`` squared distances) of each
+    """The original's IDP search: R-path calibration (``D`` squared distances) of each
     candidate in order, stopping at the first whose mean δ is not above the best so far.
 
     Returns ``(idp, its calibration, [(perplexity, mean dint), ...] as far as the search went)``.

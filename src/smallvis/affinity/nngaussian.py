@@ -1,5 +1,6 @@
 """The ``nngaussian`` input kernel: Gaussian affinities on each point's ``3U`` nearest neighbours,
-every point calibrated on its own (spec smallvis-R.md §3.3; the affinities of Barnes-Hut t-SNE).
+every point calibrated on its own (the affinities of Barnes-Hut t-SNE;
+docs/original.md#knn-restricted-gaussian-nngaussian).
 
 For point ``i`` with perplexity ``U_i`` and its ``k`` nearest other points at distances ``r_ij``:
 

@@ -1,4 +1,5 @@
-"""Gaussian perplexity calibration, exactly as the original's R path (spec smallvis-R.md §3.1, §3.11).
+"""Gaussian perplexity calibration, exactly as the original's R path
+(docs/original.md#perplexity-calibration).
 
 For each point ``i`` a precision ``beta_i`` is found by bisection so that the Shannon entropy (nats) of
 ``p_j = exp(-beta_i D_ij) / Z`` over ``j != i`` equals ``log U_i``:
@@ -9,9 +10,9 @@ The search starts point 1 at ``0.5 U / mean_j D_1j`` and every later point at th
 converged ``beta``; it doubles/halves until bracketed, then bisects, for at most ``max_tries`` steps.
 A point that does not reach ``|H - log U| <= tol`` gets weight ``1/floor(U)`` on its ``floor(U)``
 nearest neighbours and ``dint = 0``. Alongside the affinities we return the analytic soft correlation
-dimension ``dint_i = 2 beta_i^2 Var_p(D_i.)`` (seed 004).
+dimension ``dint_i = 2 beta_i^2 Var_p(D_i.)`` (docs/original.md#intrinsic-dimensionality-and-idp).
 
-:func:`calibrate_rows_independent` is the original's dense C++ variant (spec §3.2, ``use_cpp=TRUE``):
+:func:`calibrate_rows_independent` is the original's dense C++ variant (``use_cpp=TRUE``):
 the same bisection, but each point starts from its own ``0.5 U n / sum_j D_ij``, and a failed point's
 fallback weights include the point itself.
 
@@ -99,7 +100,8 @@ def calibrate_rows(
     """Calibrate every row of the (n, n) matrix ``D`` used in ``exp(-beta D)`` (squared or plain distances).
 
     ``perplexity`` is an array of length n (one target per point). This is the original's R path
-    (spec §3.1): each point starts from the previous point's converged ``beta``.
+    (docs/original.md#perplexity-calibration): each point starts from the previous point's converged
+    ``beta``.
     """
     n = D.shape[0]
     V = np.zeros((n, n))
@@ -133,7 +135,7 @@ def calibrate_rows(
 def calibrate_rows_independent(
     D2: np.ndarray, perplexity: np.ndarray, *, tol: float = 1e-5, max_tries: int = 50
 ) -> Calibration:
-    """The original's dense C++ calibration (spec §3.2): every point calibrated on its own.
+    """The original's dense C++ calibration (``use_cpp``): every point calibrated on its own.
 
     Same bisection, tolerance and number of tries as :func:`calibrate_rows`, but point ``i`` starts
     from ``beta_i = 0.5 U_i n / sum_j D2_ij`` (the sum includes the zero self-distance, so this is

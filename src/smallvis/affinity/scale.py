@@ -1,4 +1,5 @@
-"""Row normalisation, symmetrisation and matrix normalisation of affinities (spec §3.8)."""
+"""Row normalisation, symmetrisation and matrix normalisation of affinities
+(docs/original.md#scaling-the-affinities)."""
 
 from __future__ import annotations
 

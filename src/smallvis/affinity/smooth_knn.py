@@ -1,4 +1,4 @@
-"""UMAP's smooth kNN distances: the ``"skd"`` input kernel (spec smallvis-R.md §3.5).
+"""UMAP's smooth kNN distances: the ``"skd"`` input kernel (docs/original.md#smooth-knn-distances).
 
 Each point ``i`` has ``k`` neighbours *including itself* (listed first, distance 0), so ``k - 1`` real
 ones. With ``rho_i`` the distance to the nearest neighbour at a non-zero distance (interpolated for a
@@ -161,7 +161,7 @@ def smooth_knn_neighbours(data: InputData, k: int) -> tuple[np.ndarray, np.ndarr
 
 
 def _rho(dists: np.ndarray, local_connectivity: float, tol: float) -> np.ndarray:
-    """Distance to the ``local_connectivity``-th non-zero neighbour distance, interpolated (§3.5)."""
+    """Distance to the ``local_connectivity``-th non-zero neighbour distance, interpolated."""
     n, k = dists.shape
     positive = dists > 0.0
     n_pos = positive.sum(axis=1)

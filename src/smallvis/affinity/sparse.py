@@ -7,11 +7,12 @@ pynndescent) and every later step works on the sparse matrix.
 
 Kernels:
 
-* ``gaussian``, ``gauss``, ``exp``: the perplexity calibration of the original's R path (spec §3.1),
+* ``gaussian``, ``gauss``, ``exp``: the original's R-path calibration
+  (docs/original.md#perplexity-calibration),
   restricted to each point's ``k = min(n - 1, floor(3 max U))`` nearest neighbours (as the real
   LargeVis and openTSNE do); with ``k = n - 1`` it is the dense calibration.
 * ``nngaussian``: the same restriction to ``floor(3 U)`` neighbours, but every point calibrated on
-  its own (spec §3.3, :mod:`.nngaussian`); identical to the dense ``nngaussian`` kernel's P when
+  its own (:mod:`.nngaussian`); identical to the dense ``nngaussian`` kernel's P when
   the neighbours are exact.
 * ``knn``: weight 1 on the ``perplexity`` nearest other points.
 * ``skd``: UMAP's smooth kNN distances on ``perplexity`` neighbours, the point itself included.
@@ -46,7 +47,8 @@ _SQUARED = {"gaussian": True, "gauss": True, "exp": False}
 
 
 def calibrate_knn_rows(D: np.ndarray, U: np.ndarray, *, tol: float = 1e-5, max_tries: int = 50):
-    """Perplexity calibration of the R path (spec §3.1) on neighbour distances ``D`` (n, k).
+    """Perplexity calibration of the R path (docs/original.md#perplexity-calibration) on neighbour
+    distances ``D`` (n, k).
 
     Each row holds the values entering ``exp(-beta D)`` for that point's ``k`` neighbours (squared
     or plain distances, nearest first). Point 0 starts from ``0.5 U / mean(D[0])``, every later point

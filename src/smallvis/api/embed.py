@@ -1,9 +1,9 @@
 """``smallvis()``: the R-compatible functional entry point.
 
-Parameter names and defaults follow the original (spec smallvis-R.md §1.1) except that a library does
-not plot or print unasked: ``epoch_callback=None`` and ``verbose=False``. The arguments are checked
-(:mod:`smallvis.run.arguments`), grouped into a :class:`~smallvis.run.config.RunConfig` and run by
-the pipeline (:mod:`.pipeline`).
+Parameter names and defaults follow the original (docs/original.md#arguments-and-defaults) except
+that a library does not plot or print unasked: ``epoch_callback=None`` and ``verbose=False``. The
+arguments are checked (:mod:`smallvis.run.arguments`), grouped into a
+:class:`~smallvis.run.config.RunConfig` and run by the pipeline (:mod:`.pipeline`).
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
     use_cpp : bool
         As in the original, only applies to a method given by bare name (the ``(name, params)`` form
         ignores it). With True, a method whose input kernel is the Gaussian calibrates its perplexities
-        with the original's dense C++ variant (spec §3.2): each point starts its bisection from its own
+        with the original's dense C++ variant: each point starts its bisection from its own
         guess ``0.5 U n / sum_j D_ij`` instead of the previous point's precision, so the affinities
         differ from the default path only within the calibration tolerance; a failed point's fallback
         weights include the point itself; and the extras ``V``, ``beta``, ``dint`` and ``adeg*`` are

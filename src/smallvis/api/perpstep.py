@@ -1,5 +1,6 @@
-"""Perplexity stepping (spec smallvis-R.md §1.3): start at a large perplexity and halve it towards the
-target, each step starting from the previous step's coordinates (the NeRV/JSE annealing)."""
+"""Perplexity stepping (docs/original.md#perplexity-stepping): start at a large perplexity and halve
+it towards the target, each step starting from the previous step's coordinates (the NeRV/JSE
+annealing)."""
 
 from __future__ import annotations
 

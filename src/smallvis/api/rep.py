@@ -1,4 +1,4 @@
-"""Best of several random starts (spec smallvis-R.md §1.2, ``smallvis_rep``)."""
+"""Best of several random starts (``smallvis_rep``; docs/original.md#repeated-starts)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Built-in datasets: a registry of named loaders (spec smallvis-R.md §13).
+"""Built-in datasets: a registry of named loaders (docs/original.md#datasets).
 
 >>> from smallvis.datasets import load_dataset, list_datasets
 >>> ds = load_dataset("iris")

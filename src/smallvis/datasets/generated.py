@@ -1,4 +1,4 @@
-"""Presets of the synthetic datasets of the R docs (spec smallvis-R.md §13), generated on load.
+"""Presets of the synthetic datasets of the R docs (docs/original.md#datasets), generated on load.
 
 The random ones use the ``random_state`` given to :func:`~smallvis.datasets.load_dataset`, or the fixed
 seed :data:`DEFAULT_SEED` when none is given, so that ``load_dataset("swissroll")`` is the same

@@ -1,4 +1,4 @@
-"""Real datasets from the original's docs (spec smallvis-R.md §13), fetched on first use.
+"""Real datasets from the original's docs (docs/original.md#datasets), fetched on first use.
 
 ``mnist6k``, ``fashion6k``, ``coil20``, ``oli`` and ``frey`` are read from the data folder
 (:func:`smallvis.datasets.download.data_home`, ``$SMALLVIS_DATA`` or ``~/.cache/smallvis``), in a

@@ -52,7 +52,7 @@ def fuzzy_simplex(rng: np.random.Generator, n_vertices: int = 10, n_per_vertex: 
 
 
 # --------------------------------------------------------------------------------------------------
-# The snedata generators of spec smallvis-R.md §13 (used on the idp, three-clusters, swisssne, ee and
+# The snedata generators of docs/original.md#datasets (on the idp, three-clusters, swisssne, ee and
 # averaging pages). Each returns ``(X, labels)``: ``labels`` are class ids (1, 2, ...), a continuous
 # value to colour by, or ``None``. Random ones take ``rng`` (a numpy Generator, an int seed, or
 # ``None`` for fresh OS entropy); the same generator state gives the same data.

@@ -1,7 +1,8 @@
 """Engine ``sgd``: the edge-sampling, negative-sampling stochastic gradient descent that LargeVis, UMAP
-and NCVis really use (seeds 000-002, spec ncvis.md), for every method with a ``stochastic_plan``.
+and NCVis really use (docs/engines.md#negative-sampling-sgd), for every method with a
+``stochastic_plan``.
 
-Contract (DESIGN.md, ``engine``): ``max_iter`` counts epochs (default by size, as umap-learn: 500 up
+Contract: ``max_iter`` counts epochs (default by size, as umap-learn: 500 up
 to 10,000 points, else 200; NCVis 50), ``eta`` is the initial learning rate (default 1; linear decay,
 NCVis's quadratic decay), ``opt`` does not apply, exaggeration is an error, and ``itercosts`` holds a
 sampled estimate of the cost. Memory is O(n k): the sparse graph, two clocks per edge and the
@@ -20,7 +21,7 @@ exact method's cost with its repulsion weighted by ``gamma M p_i / n`` per pair.
 ``res.costs`` estimate it (the attraction exactly, the repulsion from a fixed sample of partners).
 
 NCVis (``forces="nce"``): every edge once per epoch, ``nu_e`` negatives per edge from the noise plan,
-the learned log-normaliser ``Q`` with its own rate, updates clipped at 4 (spec ncvis.md).
+the learned log-normaliser ``Q`` with its own rate, updates clipped at 4 (docs/methods.md#ncvis).
 """
 
 from __future__ import annotations

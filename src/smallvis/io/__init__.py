@@ -1,4 +1,5 @@
-"""Input processing: validation, scaling, PCA/whitening and distances (spec smallvis-R.md §2)."""
+"""Input processing: validation, scaling, PCA/whitening and distances
+(docs/original.md#input-processing)."""
 
 from .preprocess import SCALE_MODES, as_numeric_matrix, pca_scores, pca_whiten, scale_input
 from .distances import distances_from_input, squared_distances

@@ -1,6 +1,6 @@
 """Turning user data into a float64 matrix: numeric columns, scaling, PCA and whitening.
 
-Spec smallvis-R.md §2.1–2.3. Every function takes and returns plain arrays.
+See docs/original.md#input-processing. Every function takes and returns plain arrays.
 """
 
 from __future__ import annotations

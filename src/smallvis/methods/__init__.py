@@ -46,12 +46,13 @@ def split_spec(method) -> tuple[str, dict, bool]:
 
 
 def build_method(method, *, perplexity=None, eps: float = EPS, use_cpp: bool = False) -> Method:
-    """Build a method from its spec, applying the original's eps and use_cpp rules (spec §4.3, §5.0).
+    """Build a method from its spec, applying the original's eps and use_cpp rules
+    (docs/original.md#the-eps-rule).
 
     A bare name receives the top-level ``eps`` and ``use_cpp``; the ``(name, params)`` form keeps the
     method's defaults. ``use_cpp`` switches a Gaussian-kernel method to the independent (the original's
-    C++) perplexity calibration (spec §3.2). The top-level ``perplexity`` fills the method's neighbour
-    parameter unless the params give it.
+    C++) perplexity calibration (docs/original.md#independent-calibration-use_cpp). The top-level
+    ``perplexity`` fills the method's neighbour parameter unless the params give it.
     """
     name, params, bare = split_spec(method)
     spec = REGISTRY[name]

@@ -1,4 +1,4 @@
-"""AB-divergence SNE (spec smallvis-R.md §5.7).
+"""AB-divergence SNE (docs/methods.md#ab-divergence).
 
 The alpha-beta divergence of Cichocki, Cruces & Amari (2011, "Generalized alpha-beta divergences and
 their application to robust nonnegative matrix factorization", Entropy 13:134) between input

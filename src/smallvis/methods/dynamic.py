@@ -1,4 +1,5 @@
-"""t-SNE relatives that change between epochs, through the ``on_epoch`` hook (spec smallvis-R.md §5.1).
+"""t-SNE relatives that change between epochs, through the ``on_epoch`` hook
+(docs/methods.md#dynamic-methods).
 
 - **tsneu**: t-SNE with the gradient written in un-normalised input weights ``V`` (row-normalised and
   average-symmetrised, so :math:`N = \\sum V = n`):

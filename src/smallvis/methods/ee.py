@@ -1,4 +1,4 @@
-"""Elastic embedding and its t-distributed variant (spec smallvis-R.md §5.4).
+"""Elastic embedding and its t-distributed variant (docs/methods.md#elastic-embedding).
 
 Elastic embedding (Carreira-Perpiñán 2010, ICML) attracts by the input affinities and repels by
 fixed weights, with no normalisation of the output weights :math:`w_{ij} = e^{-d_{ij}^2}`:

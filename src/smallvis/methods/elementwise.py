@@ -1,4 +1,5 @@
-"""Element-wise matrix helpers with the original's diagonal conventions (spec smallvis-R.md §4.2).
+"""Element-wise matrix helpers with the original's diagonal conventions
+(docs/original.md#diagonal-handling).
 
 Pair matrices have a meaningless diagonal (i = j). The original evaluates logs, ratios and powers with
 a placeholder on the diagonal and then zeroes it, so that self-pairs never produce inf or NaN and never

@@ -1,5 +1,5 @@
 """ft-SNE: t-SNE with other f-divergences between P and Q (Im, Verma & Branson 2018, "Stochastic
-neighbor embedding under f-divergences", arXiv:1811.01247; spec smallvis-R.md §5.6).
+neighbor embedding under f-divergences", arXiv:1811.01247; docs/methods.md#f-divergences).
 
 All four use the t-SNE affinities P and :math:`Q = W / Z` with Student-t weights, and a gradient
 of the form :math:`K = c\\, Q \\circ W \\circ F` (using :math:`Q^2 Z = Q W`):

@@ -1,5 +1,5 @@
 """g-SNE: t-SNE plus a global term (Zhou & Sharpee 2018, "Using global t-SNE to preserve
-inter-cluster data structure", bioRxiv 331611; spec smallvis-R.md §5.8).
+inter-cluster data structure", bioRxiv 331611; docs/methods.md#g-sne).
 
 Besides the t-SNE affinities P and weights :math:`w = 1/(1 + d^2)`, g-SNE matches "global"
 affinities :math:`\\hat P \\propto 1 + r^2` (large for far pairs) to :math:`\\hat w = 1 + d^2`:

@@ -1,5 +1,5 @@
 """LargeVis (Tang, Liu, Zhang & Mei 2016, "Visualizing large-scale and high-dimensional data", WWW;
-spec smallvis-R.md §5.5; theory in seed 000).
+docs/methods.md#largevis).
 
 LargeVis maximises the likelihood of the input graph's edges under output weights ``w`` with
 ``gamma``-weighted "negative" (non-edge) terms, with no normaliser:
@@ -21,8 +21,8 @@ whose singularity at :math:`d \\to 0` is softened by ``gr_eps`` as in the origin
 
 ``gr_form="1-w"`` instead adds ``gr_eps`` to :math:`1 - w` in :math:`r = g w / (1 - w)`, as the
 original's earlier LargeVis did (its published results, with ``gamma = 7, normalize = False``, use
-it). The alternative weights are the ones the LargeVis paper also tried (seed 000, "Other weight
-functions"). P is the t-SNE affinity (row-normalised, or rows scaled to ``row_weight``; symmetrised;
+it). The alternative weights are the ones the LargeVis paper also tried (besides the
+t-kernel). P is the t-SNE affinity (row-normalised, or rows scaled to ``row_weight``; symmetrised;
 matrix-normalised when ``normalize``). The force is the exact gradient of the cost for
 ``gr_eps = 0`` (and any ``gr_eps`` with ``out_kernel="exp"``).
 

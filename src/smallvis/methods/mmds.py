@@ -1,4 +1,5 @@
-"""Distance-preserving methods: metric MDS and its relatives (spec smallvis-R.md §5.9).
+"""Distance-preserving methods: metric MDS and its relatives
+(docs/methods.md#distance-preserving-methods).
 
 These methods have no input affinities P (so exaggeration does not apply): they match the output
 distances :math:`D_{ij} = \\lVert y_i - y_j \\rVert` to input distances :math:`R_{ij}`

@@ -1,5 +1,5 @@
 """NCVis (Artemenkov & Panov 2020, "NCVis: Noise Contrastive Approach for Scalable Visualization",
-WWW, arXiv:2001.11411; reference facts in spec ncvis.md, theory in seed 001), exact dense version.
+WWW, arXiv:2001.11411; docs/methods.md#ncvis), exact dense version.
 
 NCVis fits UMAP's output curve :math:`\\hat q_{ij} = 1/(1 + a d_{ij}^{2b})` with a learned
 log-normaliser :math:`Q`, :math:`q_{ij} = e^{-Q} \\hat q_{ij}`, by noise-contrastive estimation.
@@ -209,7 +209,7 @@ class NCVis(Method):
                              f"in [1, n - 1] = [1, {n - 1}] for {n} points; got {k}")
 
     def stochastic_plan(self):
-        """The reference NCVis SGD (spec ncvis.md): 50 epochs, power-iteration init."""
+        """The reference NCVis SGD: 50 epochs, power-iteration init (docs/methods.md#ncvis)."""
         p = self.params
         return StochasticPlan("nce", a=p["a"], b=p["b"], epochs="ncvis", init="power",
                               options={k: p[k] for k in ("noise_ratio", "noise_plan", "alpha_Q",

@@ -1,5 +1,5 @@
 """NeRV and Jensen-Shannon embedding: mixtures of the forward and reverse KL divergence with Gaussian
-output probabilities (spec smallvis-R.md §5.3).
+output probabilities (docs/methods.md#nerv-and-jse).
 
 NeRV (Venna, Peltonen, Nybo, Aidos & Kaski 2010, JMLR 11:451) trades recall for precision with
 ``lambda`` in [0, 1]:

@@ -1,5 +1,5 @@
 """The stochastic neighbour embedding family: KL(P || W/Z) with different P recipes and kernels
-(spec smallvis-R.md §5.1; nomenclature of the original's "norm" page).
+(docs/methods.md#sne-and-t-sne-family; nomenclature of the original's "norm" page).
 
 Every method here is one :class:`KLEmbedding`: an affinity recipe, an output kernel and the
 normalisation of Q. For t-SNE (van der Maaten & Hinton 2008, JMLR 9:2579):

@@ -1,4 +1,4 @@
-"""UMAP and its relatives, exact-gradient versions (spec smallvis-R.md §5.5, §5.1; seed 002).
+"""UMAP and its relatives, exact-gradient versions (docs/methods.md#umap-and-hybrids).
 
 UMAP (McInnes, Healy & Melville 2018, arXiv:1802.03426) matches the fuzzy union ``P`` of smooth-kNN
 memberships to output weights :math:`w = 1/(1 + a d^{2b})` by the fuzzy-set cross-entropy

@@ -1,7 +1,7 @@
 """The UMAP output curve ``w = 1 / (1 + a d^(2b))``: fitting ``(a, b)`` to ``spread`` and ``min_dist``.
 
 The target is the offset exponential ``y(x) = 1`` for ``x < min_dist``, ``exp(-(x - min_dist) / spread)``
-otherwise, on 300 equally spaced ``x`` in ``[0, 3 spread]`` (spec smallvis-R.md §5.5). The original
+otherwise, on 300 equally spaced ``x`` in ``[0, 3 spread]``. The original
 fits it with R's ``nls`` at its defaults, which stops Gauss-Newton as soon as the relative-offset
 criterion drops below ``1e-5``, i.e. a little before the exact least-squares minimum (the two differ in
 the 7th significant digit). To give the original's numbers we run the same iteration: start at
@@ -10,7 +10,8 @@ step until the residual sum of squares does not increase (step factor back to ``
 success, error below 1/1024), at most 50 steps; convergence is tested before each step.
 
 Where that fails from ``a = b = 1`` (the original then stops with an error; it happens for small
-spreads such as 0.1), the same fit is done in units of ``spread`` and mapped back.
+spreads such as 0.1), the same fit is done in units of ``spread`` and mapped back. See
+docs/methods.md#the-umap-curve.
 """
 
 from __future__ import annotations

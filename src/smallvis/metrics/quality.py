@@ -9,7 +9,8 @@
 - :func:`rnx_curve`, :func:`rnx_auc` — Lee, Peluffo-Ordóñez & Verleysen's rescaled neighbourhood
   agreement ``R_NX(K)`` at every scale and its area under a log-``K`` axis.
 - :func:`random_triplet_accuracy` — how often a random triplet keeps its distance order.
-- :func:`pbic` — the pseudo-BIC of the original's perplexity page (spec §13).
+- :func:`pbic` — the pseudo-BIC of the original's perplexity page
+  (docs/original.md#evaluation-helpers).
 - :func:`compute_metrics` — a dictionary of these at one ``k``, as the command line and sweeps report.
 
 The rank metrics (trustworthiness, continuity, R_NX; :mod:`smallvis.metrics.rank`) need every
@@ -110,7 +111,7 @@ def random_triplet_accuracy(X, Y, n_triplets: int = 100_000, random_state=RANK_S
 
 
 def pbic(kl_cost: float, perplexity: float, n: int) -> float:
-    """Pseudo-BIC for choosing a perplexity (spec §13, the original's perplexity page; Cao & Wang 2017).
+    """Pseudo-BIC for choosing a perplexity (Cao & Wang 2017; docs/original.md#evaluation-helpers).
 
     .. math:: \\mathrm{pBIC} = 2\\,\\mathrm{KL}(P \\| Q) + \\frac{\\mathrm{Perp}}{n} \\log n
 

@@ -7,7 +7,8 @@ deep inside numpy with a message that names no parameter ("expected non-negative
 (wrong kind of value) or ``ValueError`` (right kind, out of range) that names the parameter, the
 value given and what is allowed.
 
-Only values the original (spec smallvis-R.md §1.1) could not use meaningfully are refused:
+Only values the original (docs/original.md#arguments-and-defaults) could not use meaningfully are
+refused:
 ``max_iter=0`` still returns the initialisation, ``eta="optsne"`` is a learning rate, and a late
 exaggeration below 1 (a late *shrinking* of the attraction) is allowed; only factors that are not
 positive are refused. Names (methods, inits, optimisers, ...) are checked where they are resolved.

@@ -1,4 +1,5 @@
-"""The one optimisation loop (spec smallvis-R.md §8): stages, exaggeration, epochs, stopping, callbacks.
+"""The one optimisation loop: stages, exaggeration, epochs, stopping, callbacks
+(docs/original.md#the-optimisation-loop).
 
 Every engine runs through it: the gradient engines with an optimiser from :mod:`.optim`, the
 stochastic engine with its epoch stepper (:meth:`smallvis.engines.sgd.SGDEngine.stepper`), which is an

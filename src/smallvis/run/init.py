@@ -1,6 +1,7 @@
-"""Output initialisation (spec smallvis-R.md §6): rand, pca, spca, laplacian, normlaplacian, a matrix;
-power, NCVis's power-iteration initialisation (spec ncvis.md); and pcascaled, the PCA start of
-openTSNE and scikit-learn (the modern defaults' init for gradient methods).
+"""Output initialisation (docs/original.md#output-initialisation): rand, pca, spca, laplacian,
+normlaplacian, a matrix; power, NCVis's power-iteration initialisation (docs/methods.md#ncvis);
+and pcascaled, the PCA start of openTSNE and scikit-learn (the modern defaults' init for gradient
+methods).
 
 Spectral initialisations are component-aware: on a disconnected affinity graph (or if the eigensolver
 does not converge) they fall back to PCA scaled to unit-norm columns and log why, instead of hanging or

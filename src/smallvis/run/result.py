@@ -11,9 +11,9 @@ import numpy as np
 class SmallVisResult:
     """Everything a run produced.
 
-    Attributes follow the original's returned list (spec smallvis-R.md §9); quantities requested through
+    Attributes follow the original's returned list; quantities requested through
     ``ret_extra`` (``P``, ``Q``, ``DX``, ``DY``, ``V``, ``beta``, ``dint``, ...) are in ``extras`` and are
-    also readable as attributes (``res.P``).
+    also readable as attributes (``res.P``). See docs/original.md#result.
     """
 
     Y: np.ndarray

@@ -1,10 +1,10 @@
 """Shared plumbing of the original's internal optimisers: parameter checks and the one-gradient step.
 
 Each internal optimiser takes one gradient per iteration and moves every coordinate by an update
-``uY`` computed from it (spec smallvis-R.md §7). Subclasses declare ``name``, ``defaults`` (also the
+``uY`` computed from it. Subclasses declare ``name``, ``defaults`` (also the
 list of valid parameter names) and ``checks`` (a validator per parameter), create their state in
 ``start`` (called on the first step, as the original's ``opt_init`` on iteration 1) and return ``uY``
-from ``update``.
+from ``update`` (docs/original.md#optimisers).
 """
 
 from __future__ import annotations

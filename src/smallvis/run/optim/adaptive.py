@@ -1,6 +1,7 @@
 """Per-element adaptive step sizes: AdaGrad, AdaDelta, RMSprop and the Adam family
-(spec smallvis-R.md §7). The arithmetic follows the original's expressions term by term, including its
-bias corrections (running products ``beta^t``) and AdaMax's per-point normaliser.
+(docs/original.md#other-gradient-optimisers). The arithmetic follows the original's expressions term
+by term, including its bias corrections (running products ``beta^t``) and AdaMax's per-point
+normaliser.
 
 All state starts at zero on the first step; ``t`` below is the step number, from 1.
 """

@@ -1,5 +1,5 @@
 """Delta-bar-delta with momentum: the classic t-SNE optimiser, and its Nesterov variant
-(spec smallvis-R.md §7, ``dbd`` and ``ndbd``).
+(``dbd`` and ``ndbd``; docs/original.md#delta-bar-delta).
 
 Per element, with ``uY`` the previous update (momentum included):
 

@@ -1,4 +1,4 @@
-"""Search directions of the line-search optimisers (spec mize-optimisers.md §2).
+"""Search directions of the line-search optimisers (docs/optimisers.md#directions).
 
 Vectors are the coordinates flattened column-major (all first coordinates, then all second ones), as
 the original passes them. Every direction except steepest descent has a descent guard: a direction
@@ -139,7 +139,7 @@ class BFGS:
 
 class SpectralDirection:
     """Spectral direction (partial Hessian): solve ``B P = -G`` per output column with the Cholesky
-    factor of ``B = 4 (L+ + mu)``, ``L+`` the Laplacian of P (spec smallvis-R.md §7, SPECD)."""
+    factor of ``B = 4 (L+ + mu)``, ``L+`` the Laplacian of P (docs/optimisers.md#directions)."""
 
     def __init__(self, B: np.ndarray):
         try:

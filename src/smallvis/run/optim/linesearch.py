@@ -1,4 +1,4 @@
-"""The More-Thuente line search as mize runs it (spec mize-optimisers.md §4).
+"""The More-Thuente line search as mize runs it (docs/optimisers.md#more-thuente-line-search).
 
 A search along a descent direction for a step ``alpha`` that satisfies the strong Wolfe conditions
 

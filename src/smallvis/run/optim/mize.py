@@ -1,5 +1,5 @@
 """Line-search optimisers: L-BFGS, BFGS, conjugate gradient, steepest descent and the spectral
-direction, stepping exactly as the original's mize-based optimisers do (spec mize-optimisers.md).
+direction, stepping exactly as the original's mize-based optimisers do (docs/optimisers.md).
 
 One iteration is one direction plus one More-Thuente line search, which may evaluate the cost and
 gradient several times. The cost and gradient at the accepted point are kept for the next iteration

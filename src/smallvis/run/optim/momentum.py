@@ -1,5 +1,5 @@
 """Fixed-step gradient descent: steepest descent, classical momentum, Nesterov momentum and a blend
-of the two (spec smallvis-R.md §7, ``steepd``, ``mom``, ``nag``, ``gmom``).
+of the two (``steepd``, ``mom``, ``nag``, ``gmom``; docs/original.md#other-gradient-optimisers).
 
 ``nag`` and ``gmom`` take ``mu`` as a number, or as any string (e.g. ``"nesterov"``) for Nesterov's
 schedule ``mu_t = 1 - 3 / (5 + t)`` at iteration ``t`` (the original: any non-numeric ``mu``).

@@ -112,7 +112,7 @@ def test_chunks_cover_every_row_with_balanced_pairs(n):
         assert max(pairs) <= n * (n - 1) // 2 / (len(b) - 1) + n
 
 
-@pytest.mark.parametrize("spec", ["wtsne", "wssne", "bhssne", "gsne", "ntumap", "knnmmds", "gmmds",
+@pytest.mark.parametrize("spec", ["wtsne", "wssne", "bhssne", "gsne", "ntumap",
                                   ("largevis", {"symmetrize": "none"})])
 def test_methods_without_a_fused_form_fall_back_to_dense(X60, spec, caplog):
     method, state = _prepared(X60, spec)
@@ -267,11 +267,11 @@ def test_pair_form_cost_and_gradient_flags(X60, spec):
 def test_fused_methods():
     names = fused_methods()
     for name in ("tsne", "ssne", "hssne", "skdtsne", "largevis", "umap", "tumap", "rklsne",
-                 "jssne", "chsne", "hlsne", "mmds", "ballmmds", "smmds", "sammon", "asne",
-                 "tasne", "trsrsne", "arsrsne", "trmsne", "tmsne", "btsne", "bssne", "btasne",
-                 "basne"):
+                 "jssne", "chsne", "hlsne", "mmds", "ballmmds", "smmds", "sammon", "gmmds",
+                 "knnmmds", "asne", "tasne", "trsrsne", "arsrsne", "trmsne", "tmsne", "btsne",
+                 "bssne", "btasne", "basne"):
         assert name in names
-    for name in ("wtsne", "wssne", "bhssne", "ntumap", "knnmmds", "gmmds", "gsne", "nerv"):
+    for name in ("wtsne", "wssne", "bhssne", "ntumap", "gsne", "nerv"):
         assert name not in names
 
 

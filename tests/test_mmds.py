@@ -350,3 +350,37 @@ def test_sammon_warns_about_duplicate_points(iris10):
     X = np.vstack([iris10, iris10[:1]])
     with pytest.warns(RuntimeWarning, match="1 pairs of input points coincide"):
         smallvis(X, method="sammon", max_iter=1)
+
+
+def test_knnmmds_drops_the_same_pairs_on_the_exact_engine():
+    """knnmmds's non-neighbour pairs that are stretched are dropped by the exact engine's pair pass
+    too (their distances carry a negative sign there), duplicates' zero distances included."""
+    from smallvis.engines.dense import DenseEngine
+    from smallvis.engines.exact import ExactEngine
+    from smallvis.io.data import InputData
+    from smallvis.methods import build_method
+
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(size=(40, 4)), np.zeros((6, 4))])  # 6 duplicates: R = 0 pairs
+    m = build_method(("knnmmds", {"k": 3}))
+    state = m.prepare(InputData(X))
+    assert np.sum(state.data["R"] == 0) > 46 and not state.data["knn"].all()
+    Y = rng.normal(scale=3.0, size=(46, 2))  # stretched: many pairs dropped
+    dense = DenseEngine().evaluate(m, state, Y)
+    exact = ExactEngine().evaluate(m, state, Y)
+    from smallvis.engines.exact import _PLAN_KEY
+
+    assert state.data[_PLAN_KEY][0] == "pairs"  # its pair pass, not the dense fallback
+    for a, b in zip(dense, exact):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["knnmmds", "gmmds"])
+def test_knn_distance_methods_run_on_the_exact_engine(name):
+    """End to end, with the default k = 30 (the engine's warm-up on 16 points uses k = 3)."""
+    X = np.random.default_rng(4).normal(size=(50, 5))
+    kw = dict(method=name, max_iter=5, eta=1e-3, random_state=2, ret_extra=True)
+    exact = smallvis(X, engine="exact", **kw)
+    dense = smallvis(X, engine="dense", **kw)
+    assert exact.engine == "exact"
+    np.testing.assert_allclose(exact.Y, dense.Y, rtol=1e-8, atol=1e-10)

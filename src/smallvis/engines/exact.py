@@ -153,6 +153,8 @@ class ExactEngine:
         tiny.params = {**method.params}
         if tiny.perplexity() is not None:
             tiny.params["perplexity"] = 3
+            if "k" in tiny.params:  # the kNN-based distance methods (gmmds, knnmmds)
+                tiny.params["k"] = tiny.k = 3
         rng = np.random.default_rng(0)
         quiet = logger.level
         logger.setLevel(logging.WARNING)
@@ -193,7 +195,7 @@ class ExactEngine:
         if form is None:
             return None, "it has no fused form yet"
         kl = isinstance(form, FusedForm)
-        X = state.data.get("R") if not kl and form.divergence in DISTANCE_COSTS else state.P
+        X = state.data.get(form.input) if not kl and form.divergence in DISTANCE_COSTS else state.P
         what = "R" if X is not state.P else "P"
         if not (isinstance(X, np.ndarray) and X.dtype == np.float64 and X.shape == (n, n)
                 and X.flags.c_contiguous):

@@ -36,8 +36,8 @@ KL_REPULSION, LARGEVIS, UMAP, RKL, JS, CHI2, HELLINGER, MMDS, SSTRESS, SAMMON = 
 # output weights: 1/(1 + d2), 1/(1 + a d2), 1/(1 + a d2^b), 1/(1 + e^d2), (1 + a d2)^(-1/a)
 W_T, W_CAUCHY, W_UMAP, W_LOGISTIC, W_HEAVY = range(5)
 # slots of the parameter vector ``prm``
-F, GAMMA, GR_EPS, EPS, A, B, INV_Z, RMAX, NORM, GR_1MW = range(10)
-N_PARAMS = 10
+F, GAMMA, GR_EPS, EPS, A, B, INV_Z, RMAX, NORM, GR_1MW, SIGNED = range(11)
+N_PARAMS = 11
 
 
 @njit(cache=True, error_model="numpy")
@@ -196,17 +196,21 @@ def _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m):
 @njit(cache=True, error_model="numpy")
 def _row_distance(div, prm, xrow, d2, kk, cc, m):
     """Distance costs with ``D = sqrt(d2)``: mmds ``c = (r - D)^2``, ``k = -4 (r - D)/(D + eps)``
-    (pairs with ``r > rmax`` and ``D > r`` dropped); smmds ``c = (r^2 - d2)^2``,
+    (pairs with ``r > rmax`` and ``D > r`` dropped; with ``SIGNED`` set, ``r`` is ``|x|`` and a
+    negative ``x``, -0 included, also marks a droppable pair); smmds ``c = (r^2 - d2)^2``,
     ``k = -8 (r^2 - d2)``; sammon ``c = (r - D)^2 / (r + eps)`` (divided by ``S = sum R`` later),
     ``k = -4 (r - D) / (S (r D + eps))``."""
     eps = prm[EPS]
     if div == MMDS:
         rmax = prm[RMAX]
+        signed = prm[SIGNED] != 0.0
         for j in range(m):
-            r = xrow[j]
+            x = xrow[j]
+            r = abs(x) if signed else x
+            droppable = r > rmax or (signed and math.copysign(1.0, x) < 0.0)
             dist = math.sqrt(d2[j])
             diff = r - dist
-            if r > rmax and dist > r:
+            if droppable and dist > r:
                 diff = 0.0
             cc[j] = diff * diff
             kk[j] = -4.0 * diff / (dist + eps)

@@ -80,6 +80,7 @@ def _params(form, f: float) -> np.ndarray:
     prm[pk.F], prm[pk.GAMMA], prm[pk.GR_EPS], prm[pk.EPS] = f, form.gamma, form.gr_eps, form.eps
     prm[pk.A], prm[pk.B], prm[pk.RMAX], prm[pk.NORM] = form.a, form.b, form.rmax, form.norm
     prm[pk.GR_1MW] = 1.0 if form.gr_form == "1-w" else 0.0
+    prm[pk.SIGNED] = 1.0 if form.signed_drop else 0.0
     return prm
 
 

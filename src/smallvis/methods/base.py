@@ -121,7 +121,10 @@ class PairForm:
     ``"umap"`` ``1/(1 + a d2^b)``, ``"logistic"`` ``1/(1 + e^d2)``, ``"none"`` (distance costs).
     ``gamma``, ``gr_eps``, ``gr_form``: LargeVis's repulsion weight and softening (UMAP's
     ``gr_eps``); ``eps``: the method's guard; ``rmax``: distance costs drop the pairs with
-    ``R > rmax`` stretched beyond ``R`` (ballmmds; infinite: none); ``norm``: the distance cost's
+    ``R > rmax`` stretched beyond ``R`` (ballmmds; infinite: none); ``input``: the key of
+    ``state.data`` holding the (n, n) input distances the distance costs read (``"R"``);
+    ``signed_drop``: those distances carry a sign, negative marking a pair that may be dropped when
+    stretched beyond ``|R|`` (knnmmds: the non-neighbours); ``norm``: the distance cost's
     normaliser (sammon: ``sum R``). Values derived from the data are NaN before ``prepare``.
     """
 
@@ -134,6 +137,8 @@ class PairForm:
     gr_form: str = "d2"
     eps: float = EPS
     rmax: float = float("inf")
+    input: str = "R"
+    signed_drop: bool = False
     norm: float = 1.0
 
 

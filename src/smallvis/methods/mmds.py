@@ -221,12 +221,10 @@ class GeodesicMDS(NeighbourMDS):
                            "input distance instead of a geodesic one", self.name, self.k,
                            int(missing.sum()) // 2)
             G[missing] = E[missing]
-        return G
+        # Dijkstra's path lengths summed from either end may differ in the last bit: the shorter
+        # of the two, so that R is exactly symmetric (the exact engine visits each pair once)
+        return np.minimum(G, G.T)
 
-    def pair_form(self, state):
-        """None: Dijkstra's path lengths summed from either end differ in the last bits, so R is
-        not exactly symmetric, which the fused exact engine's pair pass needs."""
-        return None
 
 
 class BallMDS(DistanceEmbedding):
@@ -279,6 +277,15 @@ class KnnMDS(NeighbourMDS):
 
     def dropped(self, R, D, state):
         return ~state.data["knn"] & (D > R)
+
+    def pair_form(self, state):
+        """Metric MDS on the exact engine, reading ``R`` with the non-neighbours' entries negated
+        (-0 included: they may be dropped when stretched), built once per run."""
+        if state is not None and "R" in state.data and "knn" in state.data \
+                and "R_signed" not in state.data:
+            R = state.data["R"]
+            state.data["R_signed"] = np.where(state.data["knn"], R, -R)
+        return PairForm("mmds", weight="none", eps=self.eps, input="R_signed", signed_drop=True)
 
     def laplacian_affinity(self, state):
         """``1 / (1 + R)`` restricted to the symmetrised kNN graph (zero diagonal)."""

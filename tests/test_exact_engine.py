@@ -271,8 +271,8 @@ def test_fused_methods():
     names = fused_methods()
     for name in ("tsne", "ssne", "hssne", "skdtsne", "largevis", "umap", "tumap", "rklsne",
                  "jssne", "chsne", "hlsne", "mmds", "ballmmds", "smmds", "sammon", "gmmds",
-                 "knnmmds", "ee", "tee", "asne", "tasne", "trsrsne", "arsrsne", "trmsne", "tmsne", "btsne",
-                 "bssne", "btasne", "basne"):
+                 "knnmmds", "ee", "tee", "asne", "tasne", "trsrsne", "arsrsne", "trmsne",
+                 "tmsne", "btsne", "bssne", "btasne", "basne"):
         assert name in names
     for name in ("wtsne", "wssne", "bhssne", "ntumap", "gsne", "nerv"):
         assert name not in names
@@ -394,7 +394,8 @@ def test_sparse_p_on_tied_distances_matches_the_dense_run(kernel):
 
 
 @pytest.mark.parametrize("spec, sparse_p", [("largevis", False), ("rklsne", False),
-                                            ("mmds", False), ("ee", False), ("tee", False), (("tsne", {"inp_kernel": "knn"}), True),
+                                            ("mmds", False), ("ee", False), ("tee", False),
+                                            (("tsne", {"inp_kernel": "knn"}), True),
                                             ("umap", True)])
 def test_pair_passes_do_not_depend_on_the_number_of_threads(X60, spec, sparse_p):
     import numba

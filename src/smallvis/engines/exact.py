@@ -1,6 +1,6 @@
 """The fused exact engine: the dense engine's costs and gradients, computed pair by pair in parallel
-(numba) without (n, n) temporaries beyond the method's input matrices (P, the input distances R, ee's
-repulsion weights, tee's un-normalised affinities).
+(numba) without (n, n) temporaries beyond the method's input matrices (P, the input distances R,
+ee's repulsion weights, tee's un-normalised affinities).
 
 Methods opt in through one of two hooks:
 

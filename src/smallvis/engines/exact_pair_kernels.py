@@ -16,9 +16,10 @@ and returns its share of the global sum ``S`` (the pass returns ``S`` over order
 
 The input value of a pair (``P_ij`` times the exaggeration, the input distance ``R_ij``, or tee's
 un-normalised affinity ``V_ij``) is read from ``X[i, j]``, and a second per-pair value (ee's
-repulsion weight) from ``X2[i, j]`` (a single row of ones when the cost has none); with a sparse P the pass runs with ``X`` a single row of zeros and
-:func:`stored_pair_terms` adds, over the stored entries, the part of each pair's terms that P
-contributes (for the costs that are affine in P: largevis, umap).
+repulsion weight) from ``X2[i, j]`` (a single row of ones when the cost has none); with a sparse
+P the pass runs with ``X`` a single row of zeros and :func:`stored_pair_terms` adds, over the
+stored entries, the part of each pair's terms that P contributes (for the costs that are affine in
+P: largevis, umap).
 """
 
 from __future__ import annotations

@@ -31,8 +31,9 @@ import numpy as np
 
 from .approx import SparseKLEngine
 
+# codes of .exact_pair_kernels
 DIVERGENCES = {"largevis": 1, "umap": 2, "rklsne": 3, "jssne": 4, "chsne": 5, "hlsne": 6,
-               "mmds": 7, "smmds": 8, "sammon": 9, "ee": 10, "tee": 11}  # codes of .exact_pair_kernels
+               "mmds": 7, "smmds": 8, "sammon": 9, "ee": 10, "tee": 11}
 WEIGHTS = {"t": 0, "cauchy": 1, "umap": 2, "logistic": 3, "none": 0}
 # the f-divergences: the multiple of the global sum S in the gradient
 S_FACTOR = {"rklsne": 4.0, "jssne": 2.0, "chsne": -4.0, "hlsne": -4.0}
@@ -70,7 +71,8 @@ class Workspace:
         nf = 2 * k if two_forces else k
         G = np.empty((n, nf)) if grad else np.empty((0, 0))
         pcost = np.empty(n) if cost else np.empty(0)
-        S = pair_pass(Yt, X, self.ones if X2 is None else X2, div, wk, prm, self.bounds, bool(cost), bool(grad), bool(two_forces),
+        S = pair_pass(Yt, X, self.ones if X2 is None else X2, div, wk, prm, self.bounds,
+                      bool(cost), bool(grad), bool(two_forces),
                       self("d2", chunks, n), self("kk", chunks, n), self("k2", chunks, n),
                       self("cc", chunks, n), self("gbuf2" if two_forces else "gbuf", chunks, nf, n),
                       self("cbuf", chunks, n), G, pcost)

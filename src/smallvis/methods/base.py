@@ -128,9 +128,10 @@ class PairForm:
     ``state.data`` (the distance costs: ``"R"``; tee: ``"V"``); ``weights``: the key of
     ``state.data`` holding a second (n, n) matrix read pair by pair (ee's repulsion weights
     ``"Vn"``), None for none (every weight 1);
-    ``signed_drop``: those distances carry a sign, negative marking a pair that may be dropped when
-    stretched beyond ``|R|`` (knnmmds: the non-neighbours); ``norm``: the distance cost's
-    normaliser (sammon: ``sum R``). Values derived from the data are NaN before ``prepare``.
+    ``signed_drop``: the distance cost's input carries a sign, negative marking a pair that may be
+    dropped when stretched beyond ``|R|`` (knnmmds: the non-neighbours); ``norm``: the cost's
+    normaliser (sammon: ``sum R``; tee: ``N``). Values derived from the data are NaN before
+    ``prepare``.
     """
 
     divergence: str

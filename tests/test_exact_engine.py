@@ -31,9 +31,12 @@ PAIRS = [("largevis", {}), ("largevis", {"gamma": 7.0}), ("largevis", {"gr_form"
          ("chsne", {"inp_kernel": "exp"}), ("hlsne", {}), ("hlsne", {"inp_kernel": "knn"})]
 DISTANCES = [("mmds", {}), ("ballmmds", {}), ("ballmmds", {"f": 0.5}),
              ("smmds", {}), ("sammon", {})]
+# the elastic embeddings (ee reads P and a second matrix, its repulsion weights; tee reads V)
+ELASTIC = [("ee", {}), ("ee", {"neg_weights": False}), ("ee", {"lambda": 1.0}), ("tee", {}),
+           ("tee", {"lambda": 1.0})]
 # every method the catalog says the exact engine runs natively (with its defaults: computed from the
 # registry when this module is collected), and the parameter settings above that are not defaults
-CASES = claimed("exact") + not_defaults(FUSED + GENERAL + PAIRS + DISTANCES)
+CASES = claimed("exact") + not_defaults(FUSED + GENERAL + PAIRS + DISTANCES + ELASTIC)
 
 
 @pytest.fixture(scope="module")
@@ -233,7 +236,7 @@ def test_memory_refused_before_allocation(iris10, monkeypatch):
         smallvis(iris10, perplexity=5, engine="exact", max_iter=1)
 
 
-@pytest.mark.parametrize("name, params", PAIRS, ids=ids)
+@pytest.mark.parametrize("name, params", PAIRS + ELASTIC, ids=ids)
 def test_pair_forms_name_their_cost(X60, name, params):
     method, state = _prepared(X60, (name, params))
     assert method.pair_form(state).divergence in (name, "umap")
@@ -250,7 +253,7 @@ def test_sammon_with_a_duplicate_point(X60):
     assert_same(dense, exact)
 
 
-@pytest.mark.parametrize("spec", ["largevis", "umap", "jssne", "chsne", "sammon"])
+@pytest.mark.parametrize("spec", ["largevis", "umap", "jssne", "chsne", "sammon", "ee", "tee"])
 def test_pair_form_cost_and_gradient_flags(X60, spec):
     method, state = _prepared(X60, spec)
     Y = _Y(method, 2)
@@ -268,8 +271,8 @@ def test_fused_methods():
     names = fused_methods()
     for name in ("tsne", "ssne", "hssne", "skdtsne", "largevis", "umap", "tumap", "rklsne",
                  "jssne", "chsne", "hlsne", "mmds", "ballmmds", "smmds", "sammon", "gmmds",
-                 "knnmmds", "asne", "tasne", "trsrsne", "arsrsne", "trmsne", "tmsne", "btsne",
-                 "bssne", "btasne", "basne"):
+                 "knnmmds", "ee", "tee", "asne", "tasne", "trsrsne", "arsrsne", "trmsne",
+                 "tmsne", "btsne", "bssne", "btasne", "basne"):
         assert name in names
     for name in ("wtsne", "wssne", "bhssne", "ntumap", "gsne", "nerv"):
         assert name not in names
@@ -332,6 +335,29 @@ def test_sparse_p_forms_nothing_n_by_n(spec, monkeypatch):
         resolve_engine("exact", build_method("tsne"), n).check(n)
 
 
+@pytest.mark.parametrize("spec", ["ee", ("ee", {"neg_weights": False}), "tee"], ids=ids)
+def test_elastic_embeddings_form_nothing_n_by_n(spec):
+    """ee and tee on the pair pass: no (n, n) array is allocated per evaluation (ee's second
+    input matrix, its repulsion weights, is read in place)."""
+    import tracemalloc
+
+    n = 1500
+    X = np.random.default_rng(0).normal(size=(n, 4))
+    Y = np.random.default_rng(1).normal(size=(n, 2))
+    method = build_method(spec, perplexity=15)
+    eng = resolve_engine("exact", method, n)
+    state = eng.prepare(method, InputData(X))
+    eng.evaluate(method, state, Y)  # compiled, planned, workspace allocated
+    assert state.data["_exact_engine_plan"][0] == "pairs"
+    tracemalloc.start()
+    try:
+        cost, G = eng.evaluate(method, state, Y, 4.0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.25 * 8 * n * n and np.isfinite(G).all() and np.isfinite(cost).all()
+
+
 def test_sparse_p_refused_where_it_cannot_be_used(X60):
     from scipy import sparse
 
@@ -368,7 +394,8 @@ def test_sparse_p_on_tied_distances_matches_the_dense_run(kernel):
 
 
 @pytest.mark.parametrize("spec, sparse_p", [("largevis", False), ("rklsne", False),
-                                            ("mmds", False), (("tsne", {"inp_kernel": "knn"}), True),
+                                            ("mmds", False), ("ee", False), ("tee", False),
+                                            (("tsne", {"inp_kernel": "knn"}), True),
                                             ("umap", True)])
 def test_pair_passes_do_not_depend_on_the_number_of_threads(X60, spec, sparse_p):
     import numba

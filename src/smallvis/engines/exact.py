@@ -1,5 +1,6 @@
 """The fused exact engine: the dense engine's costs and gradients, computed pair by pair in parallel
-(numba) without (n, n) temporaries beyond the method's input matrix (P or the input distances R).
+(numba) without (n, n) temporaries beyond the method's input matrices (P, the input distances R,
+ee's repulsion weights, tee's un-normalised affinities).
 
 Methods opt in through one of two hooks:
 
@@ -9,8 +10,8 @@ Methods opt in through one of two hooks:
   precisions (asne, tasne, trsrsne, arsrsne, trmsne, tmsne, btsne, bssne, basne, btasne):
   :func:`.exact_asymmetric_kernels.kl_pair_terms`; two passes each (Z, then forces and costs);
 - ``Method.pair_form``: the other costs that are sums of pair terms (largevis, umap, tumap, the
-  f-divergences rklsne / jssne / chsne / hlsne, mmds / gmmds / ballmmds, smmds, sammon):
-  :mod:`.exact_pairs`, one pass (two for the f-divergences, which need Z).
+  f-divergences rklsne / jssne / chsne / hlsne, mmds / gmmds / ballmmds / knnmmds, smmds, sammon,
+  ee, tee): :mod:`.exact_pairs`, one pass (two for the f-divergences, which need Z).
 
 Sparse P: when the method's input kernel is a kNN kernel (``knn``, ``skd``, ``nngaussian``) and its
 cost is KL with a Student-t or heavy-tailed kernel, or largevis / umap / tumap, :meth:`prepare`
@@ -169,8 +170,9 @@ class ExactEngine:
     def _plan(self, method, state, n):
         """``(route, form, input)`` for this run, or None (dense fallback); decided once per
         state. Routes: ``"kl"`` (dense symmetric P), ``"kl-general"`` (input: the (n, n) P and
-        the output precisions, empty without), ``"pairs"`` (input: the (n, n) P or R, or a sparse
-        P's CSR arrays), ``"sparse-kl"``."""
+        the output precisions, empty without), ``"pairs"`` (input: the (n, n) matrix the form
+        reads (P, R or V) or a sparse P's CSR arrays, and the form's second (n, n) matrix or
+        None), ``"sparse-kl"``."""
         if _PLAN_KEY in state.data:
             return state.data[_PLAN_KEY]
         from scipy import sparse
@@ -189,25 +191,29 @@ class ExactEngine:
     @staticmethod
     def _dense_plan(method, state, n):
         from ..methods.base import FusedForm
-        from .exact_pairs import DISTANCE_COSTS
 
         form = native_form(method, state)
         if form is None:
             return None, "it has no fused form yet"
         kl = isinstance(form, FusedForm)
-        X = state.data.get(form.input) if not kl and form.divergence in DISTANCE_COSTS else state.P
-        what = "R" if X is not state.P else "P"
-        if not (isinstance(X, np.ndarray) and X.dtype == np.float64 and X.shape == (n, n)
-                and X.flags.c_contiguous):
-            return None, f"its {what} is not a C-ordered (n, n) float64 array"
+        names = ["P"] if kl else [form.input] + ([form.weights] if form.weights else [])
+        inputs = [state.P if name == "P" else state.data.get(name) for name in names]
+        for what, X in zip(names, inputs):
+            if not (isinstance(X, np.ndarray) and X.dtype == np.float64 and X.shape == (n, n)
+                    and X.flags.c_contiguous):
+                return None, f"its {what} is not a C-ordered (n, n) float64 array"
+        X = inputs[0]
         if kl and not form.plain:  # any P
             beta = method.output_bandwidths(state) if form.bandwidths else ()
             return ("kl-general", form, (X, np.ascontiguousarray(beta, dtype=np.float64))), None
         from . import exact_kernels as kern
 
-        if not kern.is_symmetric(X):
-            return None, f"its {what} is not exactly symmetric"
-        return ("kl", form, X) if kl else ("pairs", form, X), None
+        for what, M in zip(names, inputs):
+            if not kern.is_symmetric(M):
+                return None, f"its {what} is not exactly symmetric"
+        if kl:
+            return ("kl", form, X), None
+        return ("pairs", form, (X, inputs[1] if form.weights else None)), None
 
     def _sparse_plan(self, method, state, n):
         from .approx import served_form
@@ -221,7 +227,7 @@ class ExactEngine:
             return ("sparse-kl", None, None)
         form = native_form(method, state)
         if getattr(form, "divergence", None) in SPARSE_COSTS:
-            return ("pairs", form, csr_parts(P))
+            return ("pairs", form, (csr_parts(P), None))
         raise ValueError(f"engine 'exact': method {method.name!r} cannot use a sparse P (sparse P "
                          f"serves KL with a Student-t or heavy-tailed kernel, largevis, umap and "
                          f"tumap); build its P with method.prepare")
@@ -255,7 +261,7 @@ class ExactEngine:
         if route == "pairs":
             from .exact_pairs import evaluate_pairs
 
-            return evaluate_pairs(form, state, X, Y, f, ws, cost=cost, grad=grad)
+            return evaluate_pairs(form, state, X[0], Y, f, ws, cost=cost, grad=grad, X2=X[1])
         if route == "kl-general":
             return self._kl_general(form, state, X, Y, f, ws, cost, grad)
         return self._kl(form, state, X, Y, f, ws, cost, grad)

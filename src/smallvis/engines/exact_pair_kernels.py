@@ -14,10 +14,12 @@ calls the row function of the method's divergence, which fills for ``j > i``
 
 and returns its share of the global sum ``S`` (the pass returns ``S`` over ordered pairs).
 
-The input value of a pair (``P_ij`` times the exaggeration, or the input distance ``R_ij``) is read
-from ``X[i, j]``; with a sparse P the pass runs with ``X`` a single row of zeros and
-:func:`stored_pair_terms` adds, over the stored entries, the part of each pair's terms that P
-contributes (for the costs that are affine in P: largevis, umap).
+The input value of a pair (``P_ij`` times the exaggeration, the input distance ``R_ij``, or tee's
+un-normalised affinity ``V_ij``) is read from ``X[i, j]``, and a second per-pair value (ee's
+repulsion weight) from ``X2[i, j]`` (a single row of ones when the cost has none); with a sparse
+P the pass runs with ``X`` a single row of zeros and :func:`stored_pair_terms` adds, over the
+stored entries, the part of each pair's terms that P contributes (for the costs that are affine in
+P: largevis, umap).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from .._util.sums import pairwise_sum
 from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
 
 # divergences (the row function to call)
-KL_REPULSION, LARGEVIS, UMAP, RKL, JS, CHI2, HELLINGER, MMDS, SSTRESS, SAMMON = range(10)
+KL_REPULSION, LARGEVIS, UMAP, RKL, JS, CHI2, HELLINGER, MMDS, SSTRESS, SAMMON, EE, TEE = range(12)
 # output weights: 1/(1 + d2), 1/(1 + a d2), 1/(1 + a d2^b), 1/(1 + e^d2), (1 + a d2)^(-1/a)
 W_T, W_CAUCHY, W_UMAP, W_LOGISTIC, W_HEAVY = range(5)
 # slots of the parameter vector ``prm``
@@ -232,7 +234,37 @@ def _row_distance(div, prm, xrow, d2, kk, cc, m):
 
 
 @njit(cache=True, error_model="numpy")
-def _row_terms(div, wk, prm, xrow, d2, kk, k2, cc, m, want_cost, want_grad):
+def _row_elastic(div, prm, xrow, vrow, d2, kk, cc, m, want_cost, want_grad):
+    """Elastic embedding (exaggeration ignored, as in :mod:`smallvis.methods.ee`; ``lambda`` in
+    ``prm[GAMMA]``). ee, ``w = e^-d2`` and ``r = lambda v w`` (``v`` the pair's repulsion weight):
+    ``c = p d2 + r``, ``k = 4 (p - r)``. tee, ``w = 1/(1 + d2)`` and ``x`` the un-normalised
+    affinity: ``c = lambda w + x log(1 + d2)`` (divided by ``N = sum V = prm[NORM]``, and the
+    per-point constant added, after the pass), ``k = (4 / N) w (x - lambda w)``."""
+    lam = prm[GAMMA]
+    if div == EE:
+        for j in range(m):
+            x = d2[j]
+            p = xrow[j]
+            r = lam * vrow[j] * math.exp(-x)
+            if want_grad:
+                kk[j] = 4.0 * (p - r)
+            if want_cost:
+                cc[j] = p * x + r
+    else:
+        scale = 4.0 / prm[NORM]
+        for j in range(m):
+            x = d2[j]
+            v = xrow[j]
+            w = 1.0 / (1.0 + x)
+            if want_grad:
+                kk[j] = scale * w * (v - lam * w)
+            if want_cost:
+                cc[j] = lam * w + v * math.log1p(x)
+    return 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def _row_terms(div, wk, prm, xrow, x2row, d2, kk, k2, cc, m, want_cost, want_grad):
     if div == KL_REPULSION:
         return _row_kl_repulsion(wk, prm, d2, kk, m)
     if div == LARGEVIS:
@@ -241,22 +273,26 @@ def _row_terms(div, wk, prm, xrow, d2, kk, k2, cc, m, want_cost, want_grad):
         return _row_umap(wk, prm, xrow, d2, kk, cc, m, want_cost, want_grad)
     if div <= HELLINGER:
         return _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m)
-    return _row_distance(div, prm, xrow, d2, kk, cc, m)
+    if div <= SAMMON:
+        return _row_distance(div, prm, xrow, d2, kk, cc, m)
+    return _row_elastic(div, prm, xrow, x2row, d2, kk, cc, m, want_cost, want_grad)
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def pair_pass(Yt, X, div, wk, prm, bounds, want_cost, want_grad, two_forces,
+def pair_pass(Yt, X, X2, div, wk, prm, bounds, want_cost, want_grad, two_forces,
               d2_scratch, k_scratch, k2_scratch, c_scratch, gbuf, cbuf, G, pcost):
     """Visit every pair once: ``G`` (n, k) the forces of ``kk`` (with ``two_forces``, ``G`` is
     (n, 2k) and its last k columns hold the forces of ``k2``), ``pcost`` (n,) the sums of the pair
     costs; returns ``S`` (over ordered pairs).
 
-    ``X``: (n, n) input values, or (1, n) zeros. Scratch: ``*_scratch`` (chunks, n); ``gbuf``
+    ``X``: (n, n) input values, or (1, n) zeros; ``X2``: (n, n) second per-pair values, or (1, n)
+    ones (read only by the costs that have them: ee). Scratch: ``*_scratch`` (chunks, n); ``gbuf``
     (chunks, k or 2k, n) and ``cbuf`` (chunks, n) hold each chunk's partial sums.
     """
     k, n = Yt.shape
     chunks = bounds.shape[0] - 1
     dense_x = X.shape[0] == n
+    dense_x2 = X2.shape[0] == n
     nf = 2 * k if two_forces else k
     part = np.zeros(chunks)
     for c in prange(chunks):
@@ -267,8 +303,9 @@ def pair_pass(Yt, X, div, wk, prm, bounds, want_cost, want_grad, two_forces,
         for i in range(lo, hi):
             m = n - i - 1
             xrow = X[i if dense_x else 0, i + 1:]
+            x2row = X2[i if dense_x2 else 0, i + 1:]
             _row_d2(Yt, i, d2)
-            s += _row_terms(div, wk, prm, xrow, d2, kk, k2, cc, m, want_cost, want_grad)
+            s += _row_terms(div, wk, prm, xrow, x2row, d2, kk, k2, cc, m, want_cost, want_grad)
             if want_grad:  # d2 is free: the terms' scratch
                 add_pair_forces(Yt, i, kk, gbuf[c, :k], m, d2)
                 if two_forces:

@@ -14,7 +14,10 @@ per-point costs and the forces, after at most one earlier pass for the normalise
   known only after the pass: the pass returns the forces of ``q w`` apart and
   ``G = G_kk + c S G_qw``;
 - mmds (gmmds, ballmmds), smmds, sammon: read the input distances ``R`` once (no P, no
-  exaggeration); sammon's costs are divided by ``sum R`` at the end.
+  exaggeration); sammon's costs are divided by ``sum R`` at the end;
+- ee, tee (no exaggeration): ee reads P and, with ``neg_weights``, its repulsion weights ``Vn`` as
+  a second input matrix; tee reads its un-normalised affinities ``V``, and its costs are divided by
+  ``N = sum V`` and its per-point constant added at the end.
 
 With a sparse P (largevis, umap, tumap) the pass runs with every P value 0 (the repulsion, which
 does not involve P, over all pairs) and :func:`.exact_pair_kernels.stored_pair_terms` adds what the
@@ -28,8 +31,9 @@ import numpy as np
 
 from .approx import SparseKLEngine
 
+# codes of .exact_pair_kernels
 DIVERGENCES = {"largevis": 1, "umap": 2, "rklsne": 3, "jssne": 4, "chsne": 5, "hlsne": 6,
-               "mmds": 7, "smmds": 8, "sammon": 9}  # codes of .exact_pair_kernels
+               "mmds": 7, "smmds": 8, "sammon": 9, "ee": 10, "tee": 11}
 WEIGHTS = {"t": 0, "cauchy": 1, "umap": 2, "logistic": 3, "none": 0}
 # the f-divergences: the multiple of the global sum S in the gradient
 S_FACTOR = {"rklsne": 4.0, "jssne": 2.0, "chsne": -4.0, "hlsne": -4.0}
@@ -49,6 +53,7 @@ class Workspace:
         self.n, self.k, self.chunks = n, k, N_CHUNKS
         self.bounds = chunk_bounds(n, N_CHUNKS)
         self.zeros = np.zeros((1, n))  # the P row of a pass without P
+        self.ones = np.ones((1, n))  # the second input's row of a pass without one
         self._arrays = {}
 
     def __call__(self, name: str, *shape: int) -> np.ndarray:
@@ -57,16 +62,17 @@ class Workspace:
             a = self._arrays[name] = np.empty(shape)
         return a
 
-    def run(self, Yt, X, div, wk, prm, *, cost, grad, two_forces=False):
-        """Run :func:`.exact_pair_kernels.pair_pass`; returns ``(S, G or None, pcost or None)``
-        (``G`` (n, 2k) with ``two_forces``)."""
+    def run(self, Yt, X, div, wk, prm, *, cost, grad, two_forces=False, X2=None):
+        """Run :func:`.exact_pair_kernels.pair_pass` (``X2``: the second (n, n) input, None for
+        none); returns ``(S, G or None, pcost or None)`` (``G`` (n, 2k) with ``two_forces``)."""
         from .exact_pair_kernels import pair_pass
 
         n, k, chunks = self.n, self.k, self.chunks
         nf = 2 * k if two_forces else k
         G = np.empty((n, nf)) if grad else np.empty((0, 0))
         pcost = np.empty(n) if cost else np.empty(0)
-        S = pair_pass(Yt, X, div, wk, prm, self.bounds, bool(cost), bool(grad), bool(two_forces),
+        S = pair_pass(Yt, X, self.ones if X2 is None else X2, div, wk, prm, self.bounds,
+                      bool(cost), bool(grad), bool(two_forces),
                       self("d2", chunks, n), self("kk", chunks, n), self("k2", chunks, n),
                       self("cc", chunks, n), self("gbuf2" if two_forces else "gbuf", chunks, nf, n),
                       self("cbuf", chunks, n), G, pcost)
@@ -93,11 +99,12 @@ def csr_parts(P):
     return csr_arrays(sparse.csr_matrix(P, dtype=np.float64))
 
 
-def evaluate_pairs(form, state, X, Y, f, ws, *, cost, grad):
+def evaluate_pairs(form, state, X, Y, f, ws, *, cost, grad, X2=None):
     """``(pcost (n,) or None, gradient (n, k) or None)`` of a pair form at ``Y``.
 
-    ``X``: the (n, n) input values (P or R, C-ordered, symmetric), or a sparse P's
-    ``(indptr, indices, data)`` (:func:`csr_parts`; largevis and umap only).
+    ``X``: the (n, n) input values (P, R or V, C-ordered, symmetric), or a sparse P's
+    ``(indptr, indices, data)`` (:func:`csr_parts`; largevis and umap only); ``X2``: the second
+    (n, n) input (``form.weights``: ee's ``Vn``, C-ordered, symmetric) or None.
     """
     from . import exact_kernels as kern
     from . import exact_pair_kernels as pk
@@ -114,7 +121,7 @@ def evaluate_pairs(form, state, X, Y, f, ws, *, cost, grad):
                                                 ws("d2", ws.chunks, n))
     csr = X if isinstance(X, tuple) else None
     S, G, pcost = ws.run(Yt, ws.zeros if csr is not None else X, div, wk, prm, cost=cost,
-                         grad=grad, two_forces=fdiv)
+                         grad=grad, two_forces=fdiv, X2=X2)
     if csr is not None:
         pk.stored_pair_terms(*csr, Y, div, wk, prm, bool(grad), bool(cost),
                              G if grad else np.empty((0, 0)), pcost if cost else np.empty(0))
@@ -128,6 +135,9 @@ def evaluate_pairs(form, state, X, Y, f, ws, *, cost, grad):
             pcost += 0.5 * state.cached("plogp_exact", f, lambda: kern.plogp_rows(X, f, form.eps))
         elif name == "sammon":
             pcost /= form.norm
+        elif name == "tee":
+            pcost /= form.norm
+            pcost += state.data["const"]
     return pcost, G
 
 

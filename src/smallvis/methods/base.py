@@ -110,22 +110,28 @@ class FusedForm:
 class PairForm:
     """What the fused exact engine needs from a method that is not KL(P || W/Z)
     (``Method.pair_form``): a cost summed over ordered pairs whose pair term and stiffness depend
-    only on the pair's input value (``P_ij``, or the input distance ``R_ij``), its output squared
-    distance and at most the normaliser ``Z = sum W``; P (or R) symmetric.
+    only on the pair's input values (``P_ij``, the input distance ``R_ij``, ...), its output squared
+    distance and at most the normaliser ``Z = sum W``; the input matrices symmetric.
 
     ``divergence``: ``"largevis"``, ``"umap"`` (umap, tumap: fuzzy cross-entropy), the
-    f-divergences ``"rklsne"``, ``"jssne"``, ``"chsne"``, ``"hlsne"`` (Student-t ``Q = W / Z``), or
-    the distance costs ``"mmds"``, ``"smmds"``, ``"sammon"`` (these read ``R`` from
-    ``state.data["R"]``).
+    f-divergences ``"rklsne"``, ``"jssne"``, ``"chsne"``, ``"hlsne"`` (Student-t ``Q = W / Z``),
+    the distance costs ``"mmds"``, ``"smmds"``, ``"sammon"`` (these read ``R``), or the elastic
+    embeddings ``"ee"`` (P, and the repulsion weights ``weights``) and ``"tee"`` (its
+    un-normalised affinities ``V``; ``norm``: ``N = sum V``; its per-point constant in
+    ``state.data["const"]``).
     ``weight``: the output weight, ``"t"`` ``1/(1 + d2)``, ``"cauchy"`` ``1/(1 + a d2)``,
     ``"umap"`` ``1/(1 + a d2^b)``, ``"logistic"`` ``1/(1 + e^d2)``, ``"none"`` (distance costs).
     ``gamma``, ``gr_eps``, ``gr_form``: LargeVis's repulsion weight and softening (UMAP's
-    ``gr_eps``); ``eps``: the method's guard; ``rmax``: distance costs drop the pairs with
-    ``R > rmax`` stretched beyond ``R`` (ballmmds; infinite: none); ``input``: the key of
-    ``state.data`` holding the (n, n) input distances the distance costs read (``"R"``);
-    ``signed_drop``: those distances carry a sign, negative marking a pair that may be dropped when
-    stretched beyond ``|R|`` (knnmmds: the non-neighbours); ``norm``: the distance cost's
-    normaliser (sammon: ``sum R``). Values derived from the data are NaN before ``prepare``.
+    ``gr_eps``; ee's and tee's ``lambda`` is ``gamma``); ``eps``: the method's guard; ``rmax``:
+    distance costs drop the pairs with ``R > rmax`` stretched beyond ``R`` (ballmmds; infinite:
+    none); ``input``: the (n, n) matrix the pass reads, ``"P"`` (``state.P``) or a key of
+    ``state.data`` (the distance costs: ``"R"``; tee: ``"V"``); ``weights``: the key of
+    ``state.data`` holding a second (n, n) matrix read pair by pair (ee's repulsion weights
+    ``"Vn"``), None for none (every weight 1);
+    ``signed_drop``: the distance cost's input carries a sign, negative marking a pair that may be
+    dropped when stretched beyond ``|R|`` (knnmmds: the non-neighbours); ``norm``: the cost's
+    normaliser (sammon: ``sum R``; tee: ``N``). Values derived from the data are NaN before
+    ``prepare``.
     """
 
     divergence: str
@@ -137,7 +143,8 @@ class PairForm:
     gr_form: str = "d2"
     eps: float = EPS
     rmax: float = float("inf")
-    input: str = "R"
+    input: str = "P"
+    weights: str | None = None
     signed_drop: bool = False
     norm: float = 1.0
 

@@ -29,7 +29,8 @@ import math
 
 import numpy as np
 
-from .base import EPS, Method, MethodSpec, StepRule, affinity_recipe, check_range, lambda_param
+from .base import (EPS, Method, MethodSpec, PairForm, StepRule, affinity_recipe, check_range,
+                   lambda_param)
 from .dynamic import unnormalised_affinities
 
 
@@ -55,6 +56,12 @@ class ElasticEmbedding(Method):
         pcost = np.sum(P * d2 + repulsion, axis=0) if cost else None
         K = 4.0 * (P - repulsion) if grad else None
         return pcost, K
+
+    def pair_form(self, state):
+        """The exact engine's pair pass reads P and, with ``neg_weights``, ``Vn`` (without, every
+        repulsion weight is 1 and the all-ones matrix is not read)."""
+        return PairForm("ee", weight="none", gamma=self.params["lambda"],
+                        weights="Vn" if self.params["neg_weights"] else None)
 
 
 class TEE(Method):
@@ -83,6 +90,11 @@ class TEE(Method):
         if grad:
             K = (4.0 / N) * W * (V - lam * W)
         return pcost, K
+
+    def pair_form(self, state):
+        """The exact engine's pair pass reads V (not P); ``N`` is NaN before ``prepare``."""
+        return PairForm("tee", gamma=self.params["lambda"], eps=self.eps, input="V",
+                        norm=float(state.data.get("N", np.nan)))
 
 
 def _lambda(method, params, default):

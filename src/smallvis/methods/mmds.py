@@ -78,7 +78,7 @@ class DistanceEmbedding(Method):
         cls = type(self)
         if cls.terms is not DistanceEmbedding.terms or cls.dropped is not DistanceEmbedding.dropped:
             return None
-        return PairForm("mmds", weight="none", eps=self.eps)
+        return PairForm("mmds", weight="none", eps=self.eps, input="R")
 
     def laplacian_affinity(self, state):
         """``1 / (1 + R)`` of the distances the method matches, diagonal 1 as in the original."""
@@ -99,7 +99,7 @@ class SStress(DistanceEmbedding):
         state.data["R2"] = state.data["R"] ** 2
 
     def pair_form(self, state):
-        return PairForm("smmds", weight="none", eps=self.eps)
+        return PairForm("smmds", weight="none", eps=self.eps, input="R")
 
     def terms(self, d2, state, exaggeration, *, cost, grad):
         diff = state.data["R2"] - d2
@@ -130,7 +130,7 @@ class Sammon(DistanceEmbedding):
                           RuntimeWarning, stacklevel=2)
 
     def pair_form(self, state):
-        return PairForm("sammon", weight="none", eps=self.eps,
+        return PairForm("sammon", weight="none", eps=self.eps, input="R",
                         norm=float(state.data.get("rsum", np.nan)))
 
     def terms(self, d2, state, exaggeration, *, cost, grad):
@@ -250,7 +250,7 @@ class BallMDS(DistanceEmbedding):
         return (R > state.data["rmax"]) & (D > R)
 
     def pair_form(self, state):
-        return PairForm("mmds", weight="none", eps=self.eps,
+        return PairForm("mmds", weight="none", eps=self.eps, input="R",
                         rmax=float(state.data.get("rmax", np.nan)))
 
     def export(self, state, name, Y):

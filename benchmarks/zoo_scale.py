@@ -1,0 +1,170 @@
+"""Every method on every engine that serves it, at growing sizes: wall time per iteration, the time
+before the first iteration (affinities, start, compile), peak memory and kNN@15.
+
+    python benchmarks/zoo_scale.py                               # 5,000 / 20,000 / 70,000 points
+    python benchmarks/zoo_scale.py --sizes 2000 --methods tsne,ee --iterations 10
+
+Which engines serve a method comes from the catalog (``smallvis.list_methods()``); the dense engine
+runs only up to ``--dense-max`` points (its n x n matrices), and a run the memory guard refuses is
+recorded with its message. Each run is a fresh process (its own peak memory), with the modern
+defaults (``defaults="auto"``, the method's own step size), ``tol=0`` (no early stop) and 2 threads.
+Data: ``blobs`` (20 Gaussian blobs in 50-D) and ``digits`` (scikit-learn's 8x8 digits resampled with
+replacement to n points plus N(0, 0.5^2) pixel noise: the class structure of real images at any
+size, no download). One run per cell: the times are for orientation, not statistics.
+
+Targets (issue "Every cost function on every engine"): exact per-iteration time of every method at
+20,000 points within 2x of tsne's on the same engine; fft per-iteration time of every served method at
+70,000 points within 2x of tsne's on fft; no method above ~1.5 GB at 70,000 on an approximate engine.
+The table printed at the end gives those ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+THREADS = 2
+DATASETS = ("blobs", "digits")
+MARK = "@@zoo "
+
+
+def load(name: str, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    if name == "blobs":
+        from sklearn.datasets import make_blobs
+
+        X, y = make_blobs(n, 50, centers=20, random_state=seed)
+    elif name == "digits":
+        from sklearn.datasets import load_digits
+
+        d = load_digits()
+        rows = rng.integers(0, d.data.shape[0], n)
+        X = d.data[rows] + rng.normal(scale=0.5, size=(n, d.data.shape[1]))
+        y = d.target[rows]
+    else:
+        raise ValueError(f"unknown dataset {name!r}; valid: {', '.join(DATASETS)}")
+    return np.ascontiguousarray(X, dtype=np.float64), y
+
+
+def _peak_mb() -> float:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+
+
+def child(data: str, n: int, method: str, engine: str, iterations: int) -> dict:
+    """One run in this process: the row of the table."""
+    import warnings
+
+    from smallvis import smallvis
+    from smallvis.metrics import knn_preservation
+
+    warnings.simplefilter("ignore")
+    X, _ = load(data, n)
+    marks = {}
+
+    def callback(Y, it, cost):
+        marks.setdefault(it, time.perf_counter())
+
+    start = time.perf_counter()
+    try:
+        res = smallvis(X, method=method, engine=engine, max_iter=iterations, tol=0,
+                       defaults="auto", n_threads=THREADS, random_state=1, ret_extra=True,
+                       epoch=iterations, epoch_callback=callback)  # one cost, at the end
+    except (MemoryError, ValueError) as err:
+        return {"status": f"refused: {err}"[:200], "peak_mb": round(_peak_mb())}
+    end = time.perf_counter()
+    first, last = marks.get(0, start), max(marks) if marks else 0
+    per_iter = (marks[last] - first) / last if last else float("nan")
+    return {"status": "ok", "engine_used": res.engine, "iterations": res.iter,
+            "per_iter_s": per_iter, "setup_s": first - start - res.compile_secs,
+            "compile_s": res.compile_secs, "total_s": end - start,
+            "knn15": float(knn_preservation(X, res.Y, 15)), "peak_mb": round(_peak_mb()),
+            "diverged": bool(res.diverged)}
+
+
+def plan(sizes, methods, engines, dense_max):
+    from smallvis import list_methods
+
+    for info in list_methods():
+        if methods and info.name not in methods:
+            continue
+        for engine in info.engines:
+            if engines and engine not in engines:
+                continue
+            for n in sizes:
+                if engine == "dense" and n > dense_max:
+                    continue
+                yield info.name, engine, n
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="5000,20000,70000")
+    ap.add_argument("--methods", default="", help="comma-separated; default: all")
+    ap.add_argument("--engines", default="", help="comma-separated; default: all that serve")
+    ap.add_argument("--data", default=",".join(DATASETS))
+    ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--dense-max", type=int, default=5000)
+    ap.add_argument("--timeout", type=int, default=1800, help="seconds per run")
+    ap.add_argument("--out", default="zoo_scale.json")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        row = child(**json.loads(args.child))
+        print(MARK + json.dumps(row), flush=True)
+        return 0
+    sizes = [int(s) for s in args.sizes.split(",")]
+    methods = set(filter(None, args.methods.split(",")))
+    engines = set(filter(None, args.engines.split(",")))
+    rows = []
+    env = {**os.environ, "NUMBA_NUM_THREADS": str(THREADS)}
+    for data in args.data.split(","):
+        for method, engine, n in plan(sizes, methods, engines, args.dense_max):
+            spec = dict(data=data, n=n, method=method, engine=engine, iterations=args.iterations)
+            try:
+                proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)],
+                                      capture_output=True, text=True, timeout=args.timeout, env=env)
+                line = next((ln for ln in proc.stdout.splitlines() if ln.startswith(MARK)), None)
+                row = json.loads(line[len(MARK):]) if line else {
+                    "status": f"failed: {proc.stderr.strip().splitlines()[-1:]}"}
+            except subprocess.TimeoutExpired:
+                row = {"status": f"timeout after {args.timeout} s"}
+            row = {**spec, **row}
+            rows.append(row)
+            print(_format(row), flush=True)
+            with open(args.out, "w") as fh:
+                json.dump(rows, fh, indent=1)
+    print(_ratios(rows))
+    return 0
+
+
+def _format(row: dict) -> str:
+    head = f"{row['data']:6s} {row['n']:6d} {row['method']:9s} {row['engine']:5s}"
+    if row.get("status") != "ok":
+        return f"{head}  {row.get('status')}"
+    return (f"{head}  {row['per_iter_s'] * 1000:9.1f} ms/it  setup {row['setup_s']:7.1f} s  "
+            f"kNN@15 {row['knn15']:.3f}  {row['peak_mb']:6d} MB"
+            + ("  DIVERGED" if row["diverged"] else ""))
+
+
+def _ratios(rows) -> str:
+    """Per-iteration time of each method over tsne's on the same (data, n, engine)."""
+    ok = [r for r in rows if r.get("status") == "ok"]
+    base = {(r["data"], r["n"], r["engine"]): r["per_iter_s"] for r in ok if r["method"] == "tsne"}
+    lines = ["", "per-iteration time / tsne's on the same data, size and engine:"]
+    for r in ok:
+        b = base.get((r["data"], r["n"], r["engine"]))
+        if b and r["method"] != "tsne":
+            lines.append(f"  {r['data']:6s} {r['n']:6d} {r['engine']:5s} {r['method']:9s} "
+                         f"{r['per_iter_s'] / b:5.2f}x")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

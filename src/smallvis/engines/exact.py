@@ -12,8 +12,9 @@ Methods opt in through one of two hooks:
   costs). A constant output precision ``s`` (``FusedForm.scale``, bhssne) is evaluated at the
   coordinates ``sqrt(s) Y``, the gradient multiplied by ``sqrt(s)``;
 - ``Method.pair_form``: the other costs that are sums of pair terms (largevis, umap, tumap, the
-  f-divergences rklsne / jssne / chsne / hlsne, mmds / gmmds / ballmmds, smmds, sammon):
-  :mod:`.exact_pairs`, one pass (two for the f-divergences, which need Z).
+  f-divergences rklsne / jssne / chsne / hlsne, the normalised cross-entropy of ntumap / cetsne,
+  mmds / gmmds / ballmmds, smmds, sammon): :mod:`.exact_pairs`, one pass (two for the
+  f-divergences and the normalised cross-entropy, which need Z).
 
 Sparse P: when the method's input kernel is a kNN kernel (``knn``, ``skd``, ``nngaussian``) and its
 cost is KL with a Student-t or heavy-tailed kernel, or largevis / umap / tumap, :meth:`prepare`

@@ -330,6 +330,28 @@ def plogp_rows(P, f, eps):
     return out
 
 
+@njit(parallel=True, cache=True, error_model="numpy")
+def cross_entropy_rows(P, f, eps, clamp):
+    """Row sums, the diagonal included, of ``p log(p + eps) + (1 - p) log(1 - p + eps)`` with
+    ``p = f P_ij``, or with ``clamp`` of ``p log p + (1 - p) log(1 - p)`` with ``p = max(f P_ij,
+    eps)`` (the constant of the normalised cross-entropy; column sums, P being symmetric)."""
+    n = P.shape[0]
+    out = np.empty(n)
+    for i in prange(n):
+        row = P[i]
+        s = 0.0
+        for j in range(n):
+            p = f * row[j]
+            if clamp:
+                if p < eps:
+                    p = eps
+                s += p * math.log(p) + (1.0 - p) * math.log1p(-p)
+            else:
+                s += p * math.log(p + eps) + (1.0 - p) * math.log1p(-p + eps)
+        out[i] = s
+    return out
+
+
 @njit(parallel=True, cache=True)
 def is_symmetric(P):
     """True when ``P[i, j] == P[j, i]`` for every pair (bitwise: NaN is never symmetric)."""

@@ -129,7 +129,8 @@ class PairForm:
     distance and at most the normaliser ``Z = sum W``; P (or R) symmetric.
 
     ``divergence``: ``"largevis"``, ``"umap"`` (umap, tumap: fuzzy cross-entropy), the
-    f-divergences ``"rklsne"``, ``"jssne"``, ``"chsne"``, ``"hlsne"`` (Student-t ``Q = W / Z``), or
+    f-divergences ``"rklsne"``, ``"jssne"``, ``"chsne"``, ``"hlsne"`` and the cross-entropy
+    ``"ntumap"`` (``"cetsne"``: its constant with P floored at eps) (Student-t ``Q = W / Z``), or
     the distance costs ``"mmds"``, ``"smmds"``, ``"sammon"`` (these read ``R`` from
     ``state.data["R"]``).
     ``weight``: the output weight, ``"t"`` ``1/(1 + d2)``, ``"cauchy"`` ``1/(1 + a d2)``,

@@ -46,9 +46,10 @@ def test_what_the_catalog_reports():
     assert engines["ssne"] == ("dense", "exact")  # Gaussian output: no sparse-P approximation
     assert engines["umap"] == ("dense", "exact", "sgd")
     assert engines["ncvis"] == ("dense", "sgd")
-    assert engines["wtsne"] == ("dense",)
+    assert engines["wtsne"] == ("dense", "exact")
+    assert engines["gsne"] == ("dense",)
     assert set(served_by("sgd")) == {"largevis", "umap", "tumap", "ncvis"}
-    assert set(served_by("bh")) == set(served_by("fft")) == {"tsne", "hssne", "skdtsne"}
+    assert set(served_by("bh")) == set(served_by("fft")) == {"tsne", "hssne", "bhssne", "skdtsne"}
 
 
 def test_the_catalog_follows_an_engines_capability(monkeypatch):

@@ -36,7 +36,8 @@ WORK_PER_POINT = 100
 
 def served_form(method, state=None):
     """The method's :class:`~smallvis.methods.base.FusedForm` when a sparse-P engine can run it
-    (KL with symmetric P, matrix-normalised Q, Student-t or heavy-tailed kernel), else None."""
+    (KL with symmetric P, matrix-normalised Q, Student-t or heavy-tailed kernel, possibly with a
+    constant output precision), else None."""
     try:
         form = method.fused_form(MethodState() if state is None else state)
     except (AttributeError, TypeError, ValueError):
@@ -142,7 +143,10 @@ class SparseKLEngine:
         if not (cost or grad):
             return None, None
         f = float(exaggeration)
-        Y = np.ascontiguousarray(Y, dtype=np.float64)
+        # a constant output precision s (bhssne): w(s d2) at Y is w(d2) at sqrt(s) Y, and the
+        # gradient is sqrt(s) times the one there
+        root = 1.0 if form.scale == 1.0 else float(np.sqrt(form.scale))
+        Y = np.ascontiguousarray(Y if root == 1.0 else root * Y, dtype=np.float64)
         n, k = Y.shape
         code, alpha = form.kernel, float(form.alpha)
         Z, R = self.repulsion(Y, code, alpha, bool(grad), float(form.eps))
@@ -151,6 +155,8 @@ class SparseKLEngine:
             A = np.empty((n, k))
             attraction(indptr, indices, data, Y, code, alpha, A)
             G = 4.0 * (f * A - R / Z)
+            if root != 1.0:
+                G *= root
         if cost:
             logw, plogp = np.empty(n), np.empty(n)
             attraction_cost(indptr, indices, data, Y, code, alpha, logw, plogp)

@@ -4,14 +4,18 @@ ee's repulsion weights, tee's un-normalised affinities).
 
 Methods opt in through one of two hooks:
 
-- ``Method.fused_form``: KL(P || W/Z) with a Student-t, Gaussian or heavy-tailed output kernel.
-  With a symmetric P and matrix-normalised Q (tsne, ssne, hssne and their input-kernel variants):
-  :func:`.exact_kernels.kl_terms`; with an asymmetric P, a row-normalised Q or per-point output
-  precisions (asne, tasne, trsrsne, arsrsne, trmsne, tmsne, btsne, bssne, basne, btasne):
-  :func:`.exact_asymmetric_kernels.kl_pair_terms`; two passes each (Z, then forces and costs);
+- ``Method.fused_form``: KL(P || W/Z) with a Student-t, Gaussian, heavy-tailed or UMAP-curve
+  output kernel. With a symmetric P and matrix-normalised Q (tsne, ssne, hssne, bhssne, usne and
+  their input-kernel variants): :func:`.exact_kernels.kl_terms`; with an asymmetric P, a
+  row-normalised Q, per-point output precisions or weights, or the quirks of tsneu / pstsne (asne,
+  tasne, trsrsne, arsrsne, trmsne, tmsne, btsne, bssne, basne, btasne, wtsne, wssne, tsneu,
+  pstsne): :func:`.exact_asymmetric_kernels.kl_pair_terms`; two passes each (Z, then forces and
+  costs). A constant output precision ``s`` (``FusedForm.scale``, bhssne) is evaluated at the
+  coordinates ``sqrt(s) Y``, the gradient multiplied by ``sqrt(s)``;
 - ``Method.pair_form``: the other costs that are sums of pair terms (largevis, umap, tumap, the
-  f-divergences rklsne / jssne / chsne / hlsne, mmds / gmmds / ballmmds / knnmmds, smmds, sammon,
-  ee, tee): :mod:`.exact_pairs`, one pass (two for the f-divergences, which need Z).
+  f-divergences rklsne / jssne / chsne / hlsne, the normalised cross-entropy of ntumap / cetsne,
+  mmds / gmmds / ballmmds / knnmmds, smmds, sammon, ee, tee): :mod:`.exact_pairs`, one pass (two
+  for the f-divergences and the normalised cross-entropy, which need Z).
 
 Sparse P: when the method's input kernel is a kNN kernel (``knn``, ``skd``, ``nngaussian``) and its
 cost is KL with a Student-t or heavy-tailed kernel, or largevis / umap / tumap, :meth:`prepare`
@@ -169,10 +173,10 @@ class ExactEngine:
     # -- planning -------------------------------------------------------------------------------
     def _plan(self, method, state, n):
         """``(route, form, input)`` for this run, or None (dense fallback); decided once per
-        state. Routes: ``"kl"`` (dense symmetric P), ``"kl-general"`` (input: the (n, n) P and
-        the output precisions, empty without), ``"pairs"`` (input: the (n, n) matrix the form
-        reads (P, R or V) or a sparse P's CSR arrays, and the form's second (n, n) matrix or
-        None), ``"sparse-kl"``."""
+        state. Routes: ``"kl"`` (dense symmetric P), ``"kl-general"`` (input: the (n, n) P, the
+        output precisions and the per-point output weights, each empty without), ``"pairs"``
+        (input: the (n, n) matrix the form reads (P, R or V) or a sparse P's CSR arrays, and the
+        form's second (n, n) matrix or None), ``"sparse-kl"``."""
         if _PLAN_KEY in state.data:
             return state.data[_PLAN_KEY]
         from scipy import sparse
@@ -205,7 +209,9 @@ class ExactEngine:
         X = inputs[0]
         if kl and not form.plain:  # any P
             beta = method.output_bandwidths(state) if form.bandwidths else ()
-            return ("kl-general", form, (X, np.ascontiguousarray(beta, dtype=np.float64))), None
+            u = method.output_weights(state) if form.point_weights else ()
+            return ("kl-general", form, (X, np.ascontiguousarray(beta, dtype=np.float64),
+                                         np.ascontiguousarray(u, dtype=np.float64))), None
         from . import exact_kernels as kern
 
         for what, M in zip(names, inputs):
@@ -262,9 +268,17 @@ class ExactEngine:
             from .exact_pairs import evaluate_pairs
 
             return evaluate_pairs(form, state, X[0], Y, f, ws, cost=cost, grad=grad, X2=X[1])
+        root = 1.0 if form.scale == 1.0 else np.sqrt(form.scale)
+        if root != 1.0:  # w(s d2) at Y is w(d2) at sqrt(s) Y: the gradient is sqrt(s) times the
+            Y = root * Y  # one there
         if route == "kl-general":
-            return self._kl_general(form, state, X, Y, f, ws, cost, grad)
-        return self._kl(form, state, X, Y, f, ws, cost, grad)
+            z = method.output_normaliser(state, f) if form.fixed_z else None
+            pcost, G = self._kl_general(form, state, X, Y, f, z, ws, cost, grad)
+        else:
+            pcost, G = self._kl(form, state, X, Y, f, ws, cost, grad)
+        if root != 1.0 and G is not None:
+            G *= root
+        return pcost, G
 
     @staticmethod
     def _kl(form, state, P, Y, f, ws, cost, grad):
@@ -273,10 +287,11 @@ class ExactEngine:
         n, k = Y.shape
         chunks = ws.chunks
         Yt = np.ascontiguousarray(Y.T, dtype=np.float64)
-        Z = kern.weight_total(Yt, form.kernel, form.alpha, ws.bounds, ws("d2", chunks, n))
+        kp = kern.form_params(form)
+        Z = kern.kernel_total(Yt, form.kernel, kp, ws.bounds, ws("d2", chunks, n))
         G = np.empty((n, k)) if grad else np.empty((0, 0))
         cross = np.empty(n) if cost else np.empty(0)
-        kern.kl_terms(P, Yt, f, form.kernel, form.alpha, bool(form.clamp_q), form.eps, Z,
+        kern.kl_terms(P, Yt, f, form.kernel, kp, bool(form.clamp_q), form.eps, Z,
                       ws.bounds, bool(cost), bool(grad), ws("d2", chunks, n),
                       ws("k2", chunks, n), ws("kk", chunks, n), ws("gbuf", chunks, k, n),
                       ws("cbuf", chunks, n), G, cross)
@@ -287,27 +302,32 @@ class ExactEngine:
         return pcost, (G if grad else None)
 
     @staticmethod
-    def _kl_general(form, state, X, Y, f, ws, cost, grad):
+    def _kl_general(form, state, X, Y, f, z, ws, cost, grad):
+        """The general KL pass; ``z``: the method's fixed normaliser (``form.fixed_z``) or None."""
         from . import exact_asymmetric_kernels as ak
         from . import exact_kernels as kern
 
-        P, beta = X
+        P, beta, u = X
         n, k = Y.shape
         chunks = ws.chunks
         Yt = np.ascontiguousarray(Y.T, dtype=np.float64)
+        kp = kern.form_params(form)
         scratch = [ws(name, chunks, n) for name in ("d2", "wa", "ga", "wb", "gb")]
-        if form.normalisation == "matrix" and not beta.size:
-            Z = np.full(n, kern.weight_total(Yt, form.kernel, form.alpha, ws.bounds, scratch[0]))
+        if z is not None:
+            Z = np.full(n, float(z))
+        elif form.normalisation == "matrix" and not beta.size and not u.size:
+            Z = np.full(n, kern.kernel_total(Yt, form.kernel, kp, ws.bounds, scratch[0]))
         else:
             Z = np.empty(n)
-            ak.weight_rows(Yt, form.kernel, form.alpha, beta, ws.bounds, *scratch[:3],
+            ak.weight_rows(Yt, form.kernel, kp, beta, u, ws.bounds, *scratch[:3],
                            ws("cbuf", chunks, n), Z)
             if form.normalisation == "matrix":
                 Z = np.full(n, Z.sum())
         G = np.empty((n, k)) if grad else np.empty((0, 0))
         cross = np.empty(n) if cost else np.empty(0)
-        ak.kl_pair_terms(P, Yt, f, form.kernel, form.alpha, bool(form.clamp_q), form.eps,
-                         form.normalisation == "row", 1.0 / Z, beta, ws.bounds, bool(cost),
+        fg = f if form.exaggerate_forces else 1.0
+        ak.kl_pair_terms(P, Yt, f, fg, form.kernel, kp, bool(form.clamp_q), form.eps,
+                         form.normalisation == "row", 1.0 / Z, beta, u, ws.bounds, bool(cost),
                          bool(grad), *scratch, ws("qa", chunks, n), ws("qb", chunks, n),
                          ws("kk", chunks, n), ws("gbuf", chunks, k, n), ws("cbuf", chunks, n), G,
                          cross)

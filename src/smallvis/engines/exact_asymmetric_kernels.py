@@ -1,14 +1,16 @@
 """Numba kernels of the fused exact engine for KL(P || Q) beyond the symmetric case of
 :mod:`.exact_kernels` (compiled on first use and cached on disk): any P (not necessarily
-symmetric), Q normalised over the whole matrix or per row, and optional per-point output
-precisions ``beta``.
+symmetric), Q normalised over the whole matrix or per row, optional per-point output
+precisions ``beta`` and optional per-point output weights ``u`` (weighted t-SNE's degrees).
 
 .. math::
-    w_{ij} = w(\\beta_i d^2_{ij}), \\quad g_{ij} = \\beta_i\\, g(\\beta_i d^2_{ij}), \\quad
-    q_{ij} = w_{ij} / Z_i, \\quad Z_i = \\textstyle\\sum_j w_{ij} \\ (\\text{row}) \\text{ or }
+    w_{ij} = u_i u_j\\, w(\\beta_i d^2_{ij}), \\quad g_{ij} = \\beta_i\\, g(\\beta_i d^2_{ij}),
+    \\quad q_{ij} = w_{ij} / Z_i,
+    \\quad Z_i = \\textstyle\\sum_j w_{ij} \\ (\\text{row}) \\text{ or }
     Z_i = \\sum_{kl} w_{kl} \\ (\\text{matrix})
 
-(``beta = 1`` without precisions; ``g = -d log w / d d^2``). The dense force form's stiffness
+(``beta = 1`` without precisions, ``u = 1`` without weights; ``g = -d log w / d d^2`` is the
+kernel's, the constant ``u_i u_j`` drops out of it). The dense force form's stiffness
 ``K = 2 (fP - Q) o g + [2 (fP - Q) o g]^T`` is symmetric, so a pair ``i < j``, visited once, adds
 ``K_ij (y_i - y_j)`` to point i and its opposite to point j, with
 
@@ -32,17 +34,19 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
-from .exact_kernels import (GAUSSIAN_KERNEL, T_KERNEL, _row_d2, add_pair_forces,
-                            clear_chunk, reduce_chunks)
+from .exact_kernels import (GAUSSIAN_KERNEL, HEAVY_TAILED_KERNEL, KP_A, KP_ALPHA, KP_B,
+                            KP_GR_EPS, T_KERNEL, _row_d2, add_pair_forces, clear_chunk,
+                            reduce_chunks, umap_weight)
 
 # columns per block of plogp_cols (contiguous reads of each row's block)
 _COL_BLOCK = 64
 
 
 @njit(cache=True, error_model="numpy")
-def _row_weights(code, alpha, scale, per_pair, d2, w, g, m):
+def _row_weights(code, kp, scale, per_pair, d2, w, g, m):
     """``w[j] = w(s_j d2[j])`` and ``g[j] = s_j g(s_j d2[j])`` for ``j < m``, with ``s_j =
-    scale[j]`` (``per_pair``) or ``scale[0]``."""
+    scale[j]`` (``per_pair``) or ``scale[0]``; ``kp``: the kernel parameters
+    (:func:`.exact_kernels.kernel_params`)."""
     if code == T_KERNEL:  # g = w
         for j in range(m):
             s = scale[j] if per_pair else scale[0]
@@ -54,22 +58,42 @@ def _row_weights(code, alpha, scale, per_pair, d2, w, g, m):
             s = scale[j] if per_pair else scale[0]
             w[j] = math.exp(-(s * d2[j]))
             g[j] = s
-    else:  # g = 1 / (1 + alpha d2)
+    elif code == HEAVY_TAILED_KERNEL:  # g = 1 / (1 + alpha d2)
+        alpha = kp[KP_ALPHA]
         inv_alpha = 1.0 / alpha
         for j in range(m):
             s = scale[j] if per_pair else scale[0]
             ad2 = alpha * (s * d2[j])
             w[j] = math.exp(-math.log1p(ad2) * inv_alpha)
             g[j] = s / (1.0 + ad2)
+    else:  # UMAP's curve: g = b (1 - w) / (d2 + gr_eps)
+        a, b, gr_eps = kp[KP_A], kp[KP_B], kp[KP_GR_EPS]
+        for j in range(m):
+            s = scale[j] if per_pair else scale[0]
+            x = max(s * d2[j], 0.0)
+            wj = umap_weight(a, b, x)
+            w[j] = wj
+            g[j] = s * (b * (1.0 - wj) / (x + gr_eps))
+
+
+@njit(cache=True, error_model="numpy")
+def _times_point_weights(u, i, w, m):
+    """``w[j] *= u_i u_j`` for the pairs ``(i, i + 1 + j)``, ``j < m`` (the pair's importance)."""
+    ui = u[i]
+    ut = u[i + 1:]
+    for j in range(m):
+        w[j] *= ui * ut[j]
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def weight_rows(Yt, code, alpha, beta, bounds, d2_scratch, w_scratch, g_scratch, cbuf, Z):
-    """``Z[i] = sum_j w_ij`` (n,); ``beta``: the per-point precisions (n,), or empty for none.
+def weight_rows(Yt, code, kp, beta, u, bounds, d2_scratch, w_scratch, g_scratch, cbuf, Z):
+    """``Z[i] = sum_j w_ij`` (n,); ``beta``: the per-point precisions (n,), or empty for none;
+    ``u``: the per-point output weights (n,) (``w_ij`` times ``u_i u_j``), or empty for none.
     Scratch: ``*_scratch`` and ``cbuf`` (chunks, n)."""
     n = Yt.shape[1]
     chunks = bounds.shape[0] - 1
     scaled = beta.shape[0] > 0
+    weighted = u.shape[0] > 0
     one = np.ones(1)
     for c in prange(chunks):
         lo, hi = bounds[c], bounds[c + 1]
@@ -78,11 +102,15 @@ def weight_rows(Yt, code, alpha, beta, bounds, d2_scratch, w_scratch, g_scratch,
         for i in range(lo, hi):
             m = n - i - 1
             _row_d2(Yt, i, d2)
-            _row_weights(code, alpha, beta[i:i + 1] if scaled else one, False, d2, w, g, m)
+            _row_weights(code, kp, beta[i:i + 1] if scaled else one, False, d2, w, g, m)
+            if weighted:
+                _times_point_weights(u, i, w, m)
             cb = cbuf[c, i + 1:]
             if scaled:  # w_ji = w(beta_j d2_ij)
                 cbuf[c, i] += pairwise_sum(w, m)
-                _row_weights(code, alpha, beta[i + 1:], True, d2, w, g, m)
+                _row_weights(code, kp, beta[i + 1:], True, d2, w, g, m)
+                if weighted:
+                    _times_point_weights(u, i, w, m)
                 for j in range(m):
                     cb[j] += w[j]
             else:
@@ -93,19 +121,21 @@ def weight_rows(Yt, code, alpha, beta, bounds, d2_scratch, w_scratch, g_scratch,
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def kl_pair_terms(P, Yt, f, code, alpha, clamp, eps, by_row, inv_z, beta, bounds, want_cost,
+def kl_pair_terms(P, Yt, f, fg, code, kp, clamp, eps, by_row, inv_z, beta, u, bounds, want_cost,
                   want_grad, d2_scratch, wa_scratch, ga_scratch, wb_scratch, gb_scratch,
                   qa_scratch, qb_scratch, k_scratch, gbuf, cbuf, G, cross):
-    """Per-pair pass: ``G`` (n, k) the gradient ``sum_j K_ij (y_i - y_j)`` and ``cross`` (n,) the
-    sums of ``xlogy(f P, Q)`` by rows (``by_row``) or by columns.
+    """Per-pair pass: ``G`` (n, k) the gradient ``sum_j K_ij (y_i - y_j)`` (with ``fg P``) and
+    ``cross`` (n,) the sums of ``xlogy(f P, Q)`` by rows (``by_row``) or by columns.
 
-    ``inv_z`` (n,): ``1 / Z_i``; ``beta`` (n,) the per-point precisions or empty; ``clamp``: Q
-    floored at ``eps``. Scratch: ``*_scratch`` (chunks, n); ``gbuf`` (chunks, k, n) and ``cbuf``
-    (chunks, n) hold each chunk's partial sums.
+    ``inv_z`` (n,): ``1 / Z_i``; ``beta`` (n,) the per-point precisions or empty; ``u`` (n,) the
+    per-point output weights or empty; ``kp``: the kernel parameters; ``clamp``: Q floored at
+    ``eps``. Scratch: ``*_scratch`` (chunks, n); ``gbuf`` (chunks, k, n) and ``cbuf`` (chunks, n)
+    hold each chunk's partial sums.
     """
     k, n = Yt.shape
     chunks = bounds.shape[0] - 1
     scaled = beta.shape[0] > 0
+    weighted = u.shape[0] > 0
     one = np.ones(1)
     for c in prange(chunks):
         lo, hi = bounds[c], bounds[c + 1]
@@ -117,10 +147,15 @@ def kl_pair_terms(P, Yt, f, code, alpha, clamp, eps, by_row, inv_z, beta, bounds
             m = n - i - 1
             _row_d2(Yt, i, d2)
             if scaled:  # w_ij = w(beta_i d2), w_ji = w(beta_j d2)
-                _row_weights(code, alpha, beta[i:i + 1], False, d2, wa, ga, m)
-                _row_weights(code, alpha, beta[i + 1:], True, d2, wb, gb, m)
+                _row_weights(code, kp, beta[i:i + 1], False, d2, wa, ga, m)
+                _row_weights(code, kp, beta[i + 1:], True, d2, wb, gb, m)
+                if weighted:
+                    _times_point_weights(u, i, wa, m)
+                    _times_point_weights(u, i, wb, m)
             else:
-                _row_weights(code, alpha, one, False, d2, wa, ga, m)
+                _row_weights(code, kp, one, False, d2, wa, ga, m)
+                if weighted:
+                    _times_point_weights(u, i, wa, m)
                 wb, gb = wa, ga
             prow = P[i, i + 1:]
             pcol = P[i + 1:, i]
@@ -136,7 +171,7 @@ def kl_pair_terms(P, Yt, f, code, alpha, clamp, eps, by_row, inv_z, beta, bounds
                 qa[j] = qij
                 qb[j] = qji
                 if want_grad:
-                    kk[j] = 2.0 * ((f * prow[j] - qij) * ga[j] + (f * pcol[j] - qji) * gb[j])
+                    kk[j] = 2.0 * ((fg * prow[j] - qij) * ga[j] + (fg * pcol[j] - qji) * gb[j])
             if want_grad:  # d2 is free: the terms' scratch
                 add_pair_forces(Yt, i, kk, gbuf[c], m, d2)
             if want_cost:

@@ -1,6 +1,7 @@
 """Numba kernels of the fused exact engine (compiled on first use and cached on disk).
 
-KL(P || W/Z) with a symmetric P and a symmetric output kernel, evaluated pair by pair without any
+KL(P || W/Z) with a symmetric P and a symmetric output kernel (Student-t, Gaussian, heavy-tailed
+or UMAP's curve, with the parameters of :func:`kernel_params`), evaluated pair by pair without any
 (n, n) temporary: every unordered pair ``i < j`` is visited once (upper triangle).
 
 Reproducible in parallel without locks, whatever the number of threads:
@@ -27,7 +28,22 @@ from .._util.sums import pairwise_sum
 
 N_CHUNKS = 32
 
-T_KERNEL, GAUSSIAN_KERNEL, HEAVY_TAILED_KERNEL = 0, 1, 2
+T_KERNEL, GAUSSIAN_KERNEL, HEAVY_TAILED_KERNEL, UMAP_KERNEL = 0, 1, 2, 3
+# slots of the kernel parameter vector ``kp`` (:func:`kernel_params`)
+KP_ALPHA, KP_A, KP_B, KP_GR_EPS = range(4)
+
+
+def kernel_params(alpha=1.0, a=1.0, b=1.0, gr_eps=0.0) -> np.ndarray:
+    """The kernel parameter vector ``kp`` of the kernels: the heavy-tailed kernel's ``alpha``; the
+    UMAP curve's ``a``, ``b`` and its softening ``gr_eps``."""
+    kp = np.zeros(4)
+    kp[KP_ALPHA], kp[KP_A], kp[KP_B], kp[KP_GR_EPS] = alpha, a, b, gr_eps
+    return kp
+
+
+def form_params(form) -> np.ndarray:
+    """:func:`kernel_params` of a :class:`~smallvis.methods.base.FusedForm`."""
+    return kernel_params(form.alpha, form.a, form.b, form.gr_eps)
 
 
 def chunk_bounds(n: int, chunks: int = N_CHUNKS) -> np.ndarray:
@@ -60,7 +76,13 @@ def _row_d2(Yt, i, d2):
 
 
 @njit(cache=True, error_model="numpy")
-def _row_weight_sum(code, alpha, d2, m):
+def umap_weight(a, b, x):
+    """UMAP's curve ``1 / (1 + a x^b)`` at ``x = max(d2, 0)`` (the dense engine's expression)."""
+    return 1.0 / (1.0 + a * math.pow(x, b)) if x > 0.0 else 1.0
+
+
+@njit(cache=True, error_model="numpy")
+def _row_weight_sum(code, kp, d2, m):
     """Sum of the output weights ``w(d2[j])`` for ``j < m`` (``d2[:m]`` is overwritten by them and
     summed with :func:`pairwise_sum`)."""
     if code == T_KERNEL:
@@ -69,10 +91,15 @@ def _row_weight_sum(code, alpha, d2, m):
     elif code == GAUSSIAN_KERNEL:
         for j in range(m):
             d2[j] = math.exp(-d2[j])
-    else:
+    elif code == HEAVY_TAILED_KERNEL:
+        alpha = kp[KP_ALPHA]
         inv_alpha = 1.0 / alpha
         for j in range(m):
             d2[j] = math.exp(-math.log1p(alpha * d2[j]) * inv_alpha)
+    else:
+        a, b = kp[KP_A], kp[KP_B]
+        for j in range(m):
+            d2[j] = umap_weight(a, b, d2[j])
     return pairwise_sum(d2, m)
 
 
@@ -143,9 +170,16 @@ def add_pair_forces(Yt, i, kk, gb, m, t):
         gb[d, i] += pairwise_sum(t, m)
 
 
-@njit(parallel=True, cache=True, error_model="numpy")
 def weight_total(Yt, code, alpha, bounds, scratch):
-    """``Z = sum_{i != j} w_ij`` (twice the upper triangle's sum); ``scratch`` is (chunks, n)."""
+    """``Z = sum_{i != j} w_ij`` for a kernel with at most the parameter ``alpha``
+    (:func:`kernel_total`)."""
+    return kernel_total(Yt, code, kernel_params(alpha), bounds, scratch)
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def kernel_total(Yt, code, kp, bounds, scratch):
+    """``Z = sum_{i != j} w_ij`` (twice the upper triangle's sum); ``kp``: the kernel parameters
+    (:func:`kernel_params`); ``scratch`` is (chunks, n)."""
     n = Yt.shape[1]
     chunks = bounds.shape[0] - 1
     part = np.zeros(chunks)
@@ -158,7 +192,7 @@ def weight_total(Yt, code, alpha, bounds, scratch):
                 s += _row_t2_weight_sum(Yt, i, d2)
             else:
                 _row_d2(Yt, i, d2)
-                s += _row_weight_sum(code, alpha, d2, n - i - 1)
+                s += _row_weight_sum(code, kp, d2, n - i - 1)
         part[c] = s
     total = 0.0
     for c in range(chunks):
@@ -167,7 +201,7 @@ def weight_total(Yt, code, alpha, bounds, scratch):
 
 
 @njit(cache=True, error_model="numpy")
-def _row_q_stiffness(code, alpha, clamp, eps, inv_z, four_f, prow, d2, q, kk, m, want_grad):
+def _row_q_stiffness(code, kp, clamp, eps, inv_z, four_f, prow, d2, q, kk, m, want_grad):
     """``q[j] = w_ij / Z`` (floored at eps with ``clamp``) and, with ``want_grad``, the stiffness
     ``kk[j] = 4 (f P_ij - q_ij) g_ij`` for ``j < m`` (``prow``, ``d2``: the pairs of one row)."""
     if code == T_KERNEL:  # g = w
@@ -187,7 +221,8 @@ def _row_q_stiffness(code, alpha, clamp, eps, inv_z, four_f, prow, d2, q, kk, m,
             q[j] = qj
             if want_grad:
                 kk[j] = four_f * prow[j] - 4.0 * qj
-    else:  # g = 1 / (1 + alpha d2)
+    elif code == HEAVY_TAILED_KERNEL:  # g = 1 / (1 + alpha d2)
+        alpha = kp[KP_ALPHA]
         inv_alpha = 1.0 / alpha
         for j in range(m):
             ad2 = alpha * d2[j]
@@ -197,16 +232,27 @@ def _row_q_stiffness(code, alpha, clamp, eps, inv_z, four_f, prow, d2, q, kk, m,
             q[j] = qj
             if want_grad:
                 kk[j] = (four_f * prow[j] - 4.0 * qj) / (1.0 + ad2)
+    else:  # UMAP's curve: g = b (1 - w) / (d2 + gr_eps)
+        a, b, gr_eps = kp[KP_A], kp[KP_B], kp[KP_GR_EPS]
+        for j in range(m):
+            x = max(d2[j], 0.0)
+            w = umap_weight(a, b, x)
+            qj = w * inv_z
+            if clamp and qj < eps:
+                qj = eps
+            q[j] = qj
+            if want_grad:
+                kk[j] = (four_f * prow[j] - 4.0 * qj) * (b * (1.0 - w) / (x + gr_eps))
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def kl_terms(P, Yt, f, code, alpha, clamp, eps, Z, bounds, want_cost, want_grad,
+def kl_terms(P, Yt, f, code, kp, clamp, eps, Z, bounds, want_cost, want_grad,
              d2_scratch, q_scratch, k_scratch, gbuf, cbuf, G, cross):
     """Per-pair pass: ``G`` (n, k) = the gradient ``sum_j 4 (f P_ij - q_ij) g_ij (y_i - y_j)`` and
     ``cross`` (n,) = ``sum_j xlogy(f P_ij, q_ij)`` (P symmetric: row sums are column sums).
 
     Scratch: ``*_scratch`` (chunks, n); ``gbuf`` (chunks, k, n) and ``cbuf`` (chunks, n) hold each
-    chunk's partial sums.
+    chunk's partial sums; ``kp``: the kernel parameters (:func:`kernel_params`).
     """
     k, n = Yt.shape
     chunks = bounds.shape[0] - 1
@@ -227,7 +273,7 @@ def kl_terms(P, Yt, f, code, alpha, clamp, eps, Z, bounds, want_cost, want_grad,
                 gbuf[c, 1, i] += s1
             else:
                 _row_d2(Yt, i, d2)
-                _row_q_stiffness(code, alpha, clamp, eps, inv_z, four_f, prow, d2, q, kk, m,
+                _row_q_stiffness(code, kp, clamp, eps, inv_z, four_f, prow, d2, q, kk, m,
                                  want_grad)
             if want_grad and not fast:  # d2 is free: the terms' scratch
                 add_pair_forces(Yt, i, kk, gbuf[c], m, d2)
@@ -280,6 +326,28 @@ def plogp_rows(P, f, eps):
             if pc < eps:
                 pc = eps
             s += pc * math.log(pc)
+        out[i] = s
+    return out
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def cross_entropy_rows(P, f, eps, clamp):
+    """Row sums, the diagonal included, of ``p log(p + eps) + (1 - p) log(1 - p + eps)`` with
+    ``p = f P_ij``, or with ``clamp`` of ``p log p + (1 - p) log(1 - p)`` with ``p = max(f P_ij,
+    eps)`` (the constant of the normalised cross-entropy; column sums, P being symmetric)."""
+    n = P.shape[0]
+    out = np.empty(n)
+    for i in prange(n):
+        row = P[i]
+        s = 0.0
+        for j in range(n):
+            p = f * row[j]
+            if clamp:
+                if p < eps:
+                    p = eps
+                s += p * math.log(p) + (1.0 - p) * math.log1p(-p)
+            else:
+                s += p * math.log(p + eps) + (1.0 - p) * math.log1p(-p + eps)
         out[i] = s
     return out
 

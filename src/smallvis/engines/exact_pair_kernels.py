@@ -35,6 +35,8 @@ from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
 
 # divergences (the row function to call)
 KL_REPULSION, LARGEVIS, UMAP, RKL, JS, CHI2, HELLINGER, MMDS, SSTRESS, SAMMON, EE, TEE = range(12)
+# the cross-entropy with Q = W / Z (ntumap, cetsne): served by _row_fdiv, with a code of its own
+NORMALISED_CE = 20
 # output weights: 1/(1 + d2), 1/(1 + a d2), 1/(1 + a d2^b), 1/(1 + e^d2), (1 + a d2)^(-1/a)
 W_T, W_CAUCHY, W_UMAP, W_LOGISTIC, W_HEAVY = range(5)
 # slots of the parameter vector ``prm``
@@ -139,11 +141,23 @@ def _row_umap(wk, prm, xrow, d2, kk, cc, m, want_cost, want_grad):
 
 @njit(cache=True, error_model="numpy")
 def _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m):
-    """The f-divergences with ``w = 1/(1 + d2)``, ``q = w / Z``: ``k2 = q w`` and the pair's cost,
-    its share of ``S`` and ``kk`` such that ``K = kk + c S k2`` (``c`` per divergence); ``d2`` is
-    overwritten by the terms of ``S``."""
+    """The f-divergences and the normalised cross-entropy with ``w = 1/(1 + d2)``, ``q = w / Z``:
+    ``k2 = q w`` and the pair's cost, its share of ``S`` and ``kk`` such that ``K = kk + c S k2``
+    (``c`` per divergence); ``d2`` is overwritten by the terms of ``S``."""
     f, eps, inv_z = prm[F], prm[EPS], prm[INV_Z]
-    if div == RKL:  # L = log(q / max(p, eps)); c = q L; S = sum q L; K = 4 q w (S - L)
+    if div == NORMALISED_CE:
+        # c = -(p log q + (1 - p) log(1 - q + eps)); C = (p - q) / (1 - q); S = sum C;
+        # K = 4 w (C - S q)
+        for j in range(m):
+            w = 1.0 / (1.0 + d2[j])
+            q = w * inv_z
+            p = f * xrow[j]
+            cr = (p - q) / (1.0 - q)
+            cc[j] = -(p * math.log(q) + (1.0 - p) * math.log1p(-q + eps))
+            d2[j] = cr
+            kk[j] = 4.0 * w * cr
+            k2[j] = q * w
+    elif div == RKL:  # L = log(q / max(p, eps)); c = q L; S = sum q L; K = 4 q w (S - L)
         for j in range(m):
             w = 1.0 / (1.0 + d2[j])
             q = w * inv_z
@@ -271,7 +285,7 @@ def _row_terms(div, wk, prm, xrow, x2row, d2, kk, k2, cc, m, want_cost, want_gra
         return _row_largevis(wk, prm, xrow, d2, kk, cc, m, want_cost, want_grad)
     if div == UMAP:
         return _row_umap(wk, prm, xrow, d2, kk, cc, m, want_cost, want_grad)
-    if div <= HELLINGER:
+    if div <= HELLINGER or div == NORMALISED_CE:
         return _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m)
     if div <= SAMMON:
         return _row_distance(div, prm, xrow, d2, kk, cc, m)

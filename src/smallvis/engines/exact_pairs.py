@@ -12,7 +12,9 @@ per-point costs and the forces, after at most one earlier pass for the normalise
 - rklsne, jssne, chsne, hlsne: the gradient ``K = q w (kk' + c S)`` needs the global sum ``S``
   (``sum Q log(Q/P)``, ``sum Q log(Q/M)``, ``sum P^2/Q``, ``sum sqrt(PQ)``; ``c = 4, 2, -4, -4``),
   known only after the pass: the pass returns the forces of ``q w`` apart and
-  ``G = G_kk + c S G_qw``;
+  ``G = G_kk + c S G_qw``; the normalised cross-entropy of ntumap and cetsne likewise, with
+  ``C = (p - q) / (1 - q)``, ``S = sum C``, ``K = 4 w C - 4 S q w`` and its constant
+  ``sum P log P + (1 - P) log(1 - P)`` (P floored at eps for cetsne) added per point;
 - mmds (gmmds, ballmmds), smmds, sammon: read the input distances ``R`` once (no P, no
   exaggeration); sammon's costs are divided by ``sum R`` at the end;
 - ee, tee (no exaggeration): ee reads P and, with ``neg_weights``, its repulsion weights ``Vn`` as
@@ -37,6 +39,10 @@ DIVERGENCES = {"largevis": 1, "umap": 2, "rklsne": 3, "jssne": 4, "chsne": 5, "h
 WEIGHTS = {"t": 0, "cauchy": 1, "umap": 2, "logistic": 3, "none": 0}
 # the f-divergences: the multiple of the global sum S in the gradient
 S_FACTOR = {"rklsne": 4.0, "jssne": 2.0, "chsne": -4.0, "hlsne": -4.0}
+# the cross-entropy with Q = W / Z (ntumap; cetsne, whose constant floors P at eps): K = 4 w C -
+# 4 S q w with S = sum C
+DIVERGENCES.update(ntumap=20, cetsne=20)
+S_FACTOR.update(ntumap=-4.0, cetsne=-4.0)
 # the costs that read the input distances R instead of P
 DISTANCE_COSTS = ("mmds", "smmds", "sammon")
 # the costs a sparse P serves (affine in P: attraction over the stored entries)
@@ -128,6 +134,9 @@ def evaluate_pairs(form, state, X, Y, f, ws, *, cost, grad, X2=None):
     if grad and fdiv:
         G = G[:, :k] + (S_FACTOR[name] * S) * G[:, k:]
     if cost:
+        if name in ("ntumap", "cetsne"):  # the constant, less the diagonal's log(1 + eps)
+            pcost += state.cached("exact_normalised_ce", f, lambda: kern.cross_entropy_rows(
+                X, f, form.eps, name == "cetsne") - np.log1p(form.eps))
         if name == "umap":
             pcost += state.cached("exact_cross_entropy", f,
                                   lambda: _cross_entropy_constant(X, n, f, form.eps))

@@ -86,10 +86,16 @@ class FusedForm:
     """What the fused exact engine needs from a method (``Method.fused_form``): KL(P || W/Z).
 
     ``kernel``: 0 Student-t ``1/(1 + d2)``, 1 Gaussian ``exp(-d2)``, 2 heavy-tailed
-    ``(alpha d2 + 1)^(-1/alpha)``; ``clamp_q``: Q is floored at ``eps`` (off the diagonal).
+    ``(alpha d2 + 1)^(-1/alpha)``, 3 UMAP's curve ``1/(1 + a d2^b)`` (its gradient factor
+    ``b (1 - w) / (d2 + gr_eps)``); ``clamp_q``: Q is floored at ``eps`` (off the diagonal).
     ``normalisation``: Q normalised over the whole matrix (``"matrix"``) or per row (``"row"``);
-    ``symmetric_p``: P is symmetric; ``bandwidths``: the kernel is evaluated at ``beta_i d2_ij``
-    with the per-point precisions of ``Method.output_bandwidths`` (W not symmetric).
+    ``symmetric_p``: P is symmetric; ``scale``: a constant output precision, the kernel evaluated
+    at ``scale * d2`` (bhssne); ``bandwidths``: the kernel is evaluated at ``beta_i d2_ij`` with
+    the per-point precisions of ``Method.output_bandwidths`` (W not symmetric); ``point_weights``:
+    ``w_ij`` is multiplied by ``u_i u_j``, the per-point output weights of
+    ``Method.output_weights`` (the importance of weighted t-SNE). The original's quirks of tsneu and
+    pstsne: ``exaggerate_forces=False``, the forces use P without the exaggeration (the cost with
+    it); ``fixed_z``: Z is not ``sum W`` but ``Method.output_normaliser(state, exaggeration)``.
     """
 
     kernel: int
@@ -99,11 +105,20 @@ class FusedForm:
     normalisation: str = "matrix"
     symmetric_p: bool = True
     bandwidths: bool = False
+    a: float = 1.0
+    b: float = 1.0
+    gr_eps: float = 0.0
+    scale: float = 1.0
+    point_weights: bool = False
+    exaggerate_forces: bool = True
+    fixed_z: bool = False
 
     @property
     def plain(self) -> bool:
-        """Symmetric P, matrix-normalised Q, symmetric kernel (what the sparse-P engines serve)."""
-        return self.symmetric_p and self.normalisation == "matrix" and not self.bandwidths
+        """Symmetric P, matrix-normalised Q (``Z = sum W``), symmetric kernel without per-point
+        weights (what the sparse-P engines serve for their kernels)."""
+        return (self.symmetric_p and self.normalisation == "matrix" and not self.bandwidths
+                and not self.point_weights and self.exaggerate_forces and not self.fixed_z)
 
 
 @dataclass(frozen=True)
@@ -114,8 +129,9 @@ class PairForm:
     distance and at most the normaliser ``Z = sum W``; the input matrices symmetric.
 
     ``divergence``: ``"largevis"``, ``"umap"`` (umap, tumap: fuzzy cross-entropy), the
-    f-divergences ``"rklsne"``, ``"jssne"``, ``"chsne"``, ``"hlsne"`` (Student-t ``Q = W / Z``),
-    the distance costs ``"mmds"``, ``"smmds"``, ``"sammon"`` (these read ``R``), or the elastic
+    f-divergences ``"rklsne"``, ``"jssne"``, ``"chsne"``, ``"hlsne"`` and the cross-entropy
+    ``"ntumap"`` (``"cetsne"``: its constant with P floored at eps) (Student-t ``Q = W / Z``), the
+    distance costs ``"mmds"``, ``"smmds"``, ``"sammon"`` (these read ``R``), or the elastic
     embeddings ``"ee"`` (P, and the repulsion weights ``weights``) and ``"tee"`` (its
     un-normalised affinities ``V``; ``norm``: ``N = sum V``; its per-point constant in
     ``state.data["const"]``).
@@ -211,6 +227,15 @@ class Method:
                 beta = np.full(state.P.shape[0], float(beta))
             state.data["output_beta"] = beta
         return state.data["output_beta"]
+
+    def output_weights(self, state: MethodState) -> np.ndarray:
+        """Per-point output weights ``u`` (n,) of a fused form with ``point_weights``: the output
+        weight of a pair is ``u_i u_j w(d2_ij)``."""
+        raise NotImplementedError(f"method {self.name!r} has no per-point output weights")
+
+    def output_normaliser(self, state: MethodState, exaggeration: float) -> float:
+        """The normaliser Z of a fused form with ``fixed_z`` at this evaluation."""
+        raise NotImplementedError(f"method {self.name!r} has no fixed normaliser")
 
     # -- evaluation -----------------------------------------------------------------------------
     def terms(self, d2: np.ndarray, state: MethodState, exaggeration: float, *, cost: bool,

@@ -26,9 +26,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..affinity import scale_affinities
-from ..io.distances import squared_distances
+from ..io.distances import shift_origin, squared_distances
 from .kernels import HeavyTailed, StudentT
-from .base import EPS, Method, MethodSpec, StepRule, affinity_recipe, check_range
+from .base import EPS, FusedForm, Method, MethodSpec, StepRule, affinity_recipe, check_range
 from .divergences import plogp_constant
 from .sne import KLEmbedding
 
@@ -78,7 +78,34 @@ class UnnormalisedTSNE(Method):
     def on_epoch(self, Y, state, iteration, cost, *, exaggeration=1.0):
         if self.frozen_z:
             self._z(None, state, exaggeration)  # a pending reset happens first, as in the original
-            state.data["Z"] = float(self.kernel.weights(squared_distances(Y)).sum())
+            state.data["Z"] = t_weight_total(Y)
+
+    def fused_form(self, state):
+        """The fused exact engine's description: t-SNE's KL with the forces unexaggerated (``V / N``
+        is P) and, for pstsne, the frozen normaliser."""
+        return FusedForm(0, eps=self.eps, exaggerate_forces=False, fixed_z=self.frozen_z)
+
+    def output_normaliser(self, state, exaggeration):
+        """pstsne's frozen Z at this evaluation (reset to ``n^2`` when the exaggeration changes)."""
+        return self._z(None, state, exaggeration)
+
+
+def t_weight_total(Y: np.ndarray) -> float:
+    """``sum_{i != j} 1 / (1 + |y_i - y_j|^2)``, a block of rows at a time (no (n, n) temporary),
+    with the squared distances of :func:`~smallvis.io.distances.squared_distances`'s expanded form."""
+    X = shift_origin(Y)
+    n = X.shape[0]
+    sq = np.einsum("ij,ij->i", X, X)
+    block = max(1, 2**18 // max(n, 1))
+    total = 0.0
+    for start in range(0, n, block):
+        stop = min(n, start + block)
+        D2 = sq[start:stop, None] + sq[None, :] - 2.0 * (X[start:stop] @ X.T)
+        np.maximum(D2, 0.0, out=D2)
+        W = np.divide(1.0, np.add(D2, 1.0, out=D2), out=D2)
+        W[np.arange(stop - start), np.arange(start, stop)] = 0.0
+        total += float(W.sum())
+    return total
 
 
 class PowerHeavyTailed(HeavyTailed):

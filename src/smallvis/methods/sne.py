@@ -16,7 +16,8 @@ import numpy as np
 
 from ..affinity import AffinityRecipe
 from ..io.distances import squared_distances
-from .kernels import Gaussian, HeavyTailed, OutputKernel, RowScaled, StudentT, Weighted
+from .kernels import (Gaussian, HeavyTailed, OutputKernel, RowScaled, StudentT, UMAPCurve,
+                      Weighted)
 from .base import EPS, FusedForm, Method, MethodSpec, StepRule, affinity_recipe, check_range
 from .divergences import KL, output_probabilities, plogp_constant
 
@@ -46,18 +47,24 @@ class KLEmbedding(Method):
                                      cost=cost, grad=grad)
 
     def fused_form(self, state):
-        """The fused exact engine's description: plain KL embeddings and the bandwidth ones (not
-        the importance subclasses) with a Student-t, Gaussian or heavy-tailed output kernel."""
-        if type(self) not in (KLEmbedding, BandwidthEmbedding) or type(self.divergence) is not KL:
+        """The fused exact engine's description: the plain KL embeddings, the bandwidth and the
+        importance ones, with a Student-t, Gaussian, heavy-tailed or UMAP-curve output kernel (a
+        constant output precision, bhssne's, as the form's ``scale``)."""
+        kind = type(self)
+        if kind not in _FUSED_CLASSES or type(self.divergence) is not KL:
             return None
-        kernel = self.kernel  # bandwidth methods: evaluated at beta_i d2
-        code = {StudentT: 0, Gaussian: 1, HeavyTailed: 2}.get(type(kernel))
+        kernel, scale = self.kernel, 1.0  # bandwidth methods: evaluated at beta_i d2
+        if type(kernel) is _ConstantBandwidth:
+            kernel, scale = kernel.base, float(kernel.beta[0, 0])
+        code = {StudentT: 0, Gaussian: 1, HeavyTailed: 2, UMAPCurve: 3}.get(type(kernel))
         if code is None:
             return None
+        curve = dict(a=kernel.a, b=kernel.b, gr_eps=kernel.gr_eps) if code == 3 else {}
         return FusedForm(code, alpha=getattr(kernel, "alpha", 1.0), clamp_q=kernel.clamp_q,
                          eps=self.eps, normalisation=self.divergence.normalisation,
-                         symmetric_p=self.symmetric_p,
-                         bandwidths=type(self) is BandwidthEmbedding)
+                         symmetric_p=self.symmetric_p, scale=scale,
+                         bandwidths=kind is BandwidthEmbedding,
+                         point_weights=kind is ImportanceEmbedding, **curve)
 
     def export(self, state, name, Y):
         if name == "Q":
@@ -82,11 +89,22 @@ class ImportanceEmbedding(KLEmbedding):
     """KL embedding whose output weights carry the importance ``M = deg deg^T`` of each pair, with
     ``deg`` the column sums (degrees) of P (weighted t-SNE, Yang, Peltonen & Kaski 2014, ICML)."""
 
+    def output_weights(self, state):
+        """The degrees ``deg`` (the column sums of P): the importance of a pair is
+        ``deg_i deg_j``."""
+        if "deg" not in state.data:
+            state.data["deg"] = state.P.sum(axis=0)
+        return state.data["deg"]
+
     def output_kernel(self, state):
         if "kernel" not in state.data:
-            deg = state.P.sum(axis=0)
+            deg = self.output_weights(state)
             state.data["kernel"] = Weighted(self.kernel, np.outer(deg, deg))
         return state.data["kernel"]
+
+
+# the classes whose fused form is the KL of their kernel (not dhssne's search)
+_FUSED_CLASSES = (KLEmbedding, BandwidthEmbedding, ImportanceEmbedding)
 
 
 def tsne(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", normalize=True,

@@ -116,6 +116,13 @@ class NormalisedCrossEntropy(Method):
             K = 4.0 * W * (C - C.sum() * Q)
         return pcost, K
 
+    def pair_form(self, state):
+        """The fused exact engine's description (a symmetric P only): divergence ``"ntumap"``, or
+        ``"cetsne"`` for the constant with P floored at eps."""
+        if self.recipe.symmetrize == "none" or self.recipe.renormalize_rows:
+            return None
+        return PairForm("cetsne" if self.clamp_constant else "ntumap", weight="t", eps=self.eps)
+
     def export(self, state, name, Y):
         if name == "Q":
             W = self.kernel.weights(squared_distances(Y))

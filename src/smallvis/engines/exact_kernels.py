@@ -331,16 +331,19 @@ def plogp_rows(P, f, eps):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def cross_entropy_rows(P, f, eps, clamp):
-    """Row sums, the diagonal included, of ``p log(p + eps) + (1 - p) log(1 - p + eps)`` with
-    ``p = f P_ij``, or with ``clamp`` of ``p log p + (1 - p) log(1 - p)`` with ``p = max(f P_ij,
-    eps)`` (the constant of the normalised cross-entropy; column sums, P being symmetric)."""
+def cross_entropy_rows(P, f, eps, clamp, skip_diagonal):
+    """Row sums of ``p log(p + eps) + (1 - p) log(1 - p + eps)`` with ``p = f P_ij``, or with
+    ``clamp`` of ``p log p + (1 - p) log(1 - p)`` with ``p = max(f P_ij, eps)``, over ``j != i``
+    with ``skip_diagonal``, else every j (the constants of UMAP's cross-entropy and of the normalised
+    one; column sums, P being symmetric)."""
     n = P.shape[0]
     out = np.empty(n)
     for i in prange(n):
         row = P[i]
         s = 0.0
         for j in range(n):
+            if skip_diagonal and j == i:
+                continue
             p = f * row[j]
             if clamp:
                 if p < eps:

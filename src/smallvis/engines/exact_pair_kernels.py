@@ -383,20 +383,3 @@ def stored_pair_terms(indptr, indices, data, Y, div, wk, prm, want_grad, want_co
             ci += dc
         if want_cost:
             pcost[i] += ci
-
-
-@njit(parallel=True, cache=True, error_model="numpy")
-def cross_entropy_constant_rows(P, f, eps):
-    """Row sums over ``j != i`` of ``p log(p + eps) + (1 - p) log(1 - p + eps)``, ``p = f P_ij``
-    (UMAP's constant; column sums, P being symmetric)."""
-    n = P.shape[0]
-    out = np.empty(n)
-    for i in prange(n):
-        row = P[i]
-        s = 0.0
-        for j in range(n):
-            if j != i:
-                p = f * row[j]
-                s += p * math.log(p + eps) + (1.0 - p) * math.log1p(-p + eps)
-        out[i] = s
-    return out

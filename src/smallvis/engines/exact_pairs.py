@@ -136,7 +136,7 @@ def evaluate_pairs(form, state, X, Y, f, ws, *, cost, grad, X2=None):
     if cost:
         if name in ("ntumap", "cetsne"):  # the constant, less the diagonal's log(1 + eps)
             pcost += state.cached("exact_normalised_ce", f, lambda: kern.cross_entropy_rows(
-                X, f, form.eps, name == "cetsne") - np.log1p(form.eps))
+                X, f, form.eps, name == "cetsne", False) - np.log1p(form.eps))
         if name == "umap":
             pcost += state.cached("exact_cross_entropy", f,
                                   lambda: _cross_entropy_constant(X, n, f, form.eps))
@@ -153,10 +153,10 @@ def evaluate_pairs(form, state, X, Y, f, ws, *, cost, grad, X2=None):
 def _cross_entropy_constant(X, n, f, eps):
     """Per point ``sum_{j != i} p log(p + eps) + (1 - p) log(1 - p + eps)`` (``p = f P_ij``) of the
     (n, n) P or a sparse P's CSR arrays."""
-    from .exact_pair_kernels import cross_entropy_constant_rows
+    from .exact_kernels import cross_entropy_rows
 
     if not isinstance(X, tuple):
-        return cross_entropy_constant_rows(X, f, eps)
+        return cross_entropy_rows(X, f, eps, False, True)
     indptr, _, data = X
     p = f * data
     # a stored entry replaces the (n - 1) zero-P pairs' log(1 + eps) by its own term

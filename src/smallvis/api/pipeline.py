@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from .._util.log import logger
+from .._util.names import match_name
 from .._util.rng import as_generator
 from ..engines import resolve_engine
 from ..io.prepare import prepare_input
@@ -36,26 +37,10 @@ def embed(X, config: RunConfig):
     start = time.perf_counter()
     rng = as_generator(config.random_state)
     k, mc, inp = config.k, config.method, config.input
-    from .._util.names import match_name
-
     precomputed = match_name(inp.metric, ("euclidean", "precomputed"), "metric") == "precomputed"
     defaults = presets.resolve_defaults_name(config.defaults)
-    name, method_params, _ = split_spec(mc.method)
-    perplexity = mc.perplexity
-    if perplexity is None:
-        perplexity = presets.preset_perplexity(defaults, name)
-    engine = presets.preset_engine(defaults, name, config.engine)
-    m = build_method(mc.method, perplexity=perplexity, eps=mc.eps, use_cpp=bool(mc.use_cpp))
-    if mc.bh:
-        engine = _barnes_hut_tsne(m, mc.method, engine, theta=mc.theta, inp_kernel=mc.inp_kernel,
-                                  nn=mc.nn)
-    elif mc.inp_kernel is not None or mc.nn is not None:
-        given = "inp_kernel" if mc.inp_kernel is not None else "nn"
-        raise ValueError(
-            f"{given} only applies with bh=True (the original ignores it otherwise); to change the "
-            f"input kernel of another run, give it to the method, e.g. method=({m.name!r}, "
-            "{'inp_kernel': 'nngaussian'}); the sparse engines take neighbours as an option, e.g. "
-            "engine=('fft', {'knn': 'exact'})")
+    _, method_params, _ = split_spec(mc.method)
+    m, engine, perplexity = _method_and_engine(mc, defaults, config.engine)
     Y_init = config.init.Y_init
     if Y_init is not None:
         resolve_init(Y_init)  # a bad name fails before any work
@@ -70,10 +55,10 @@ def embed(X, config: RunConfig):
     if Y_init is not None and not isinstance(Y_init, str):
         check_init_matrix(Y_init, n, k)
     eng = resolve_engine(engine, m, n, k)
-    stochastic = eng.plan(m) if getattr(eng, "stochastic", False) else None
+    sgd_plan = eng.plan(m) if getattr(eng, "stochastic", False) else None
     plan = resolve(config, method_name=m.name, given_params=method_params, n=n,
-                   default_init=m.default_init if stochastic is None else stochastic.init,
-                   stochastic_plan=stochastic)
+                   default_init=m.default_init if sgd_plan is None else sgd_plan.init,
+                   stochastic_plan=sgd_plan)
     method = mc.method
     if plan.method_params:
         method = _with_params(method, plan.method_params, mc.eps)
@@ -99,6 +84,28 @@ def embed(X, config: RunConfig):
         setattr(res, key, value)
     res.extras = _collect_extras(extras, m, run["state"], data, out.Y)
     return res
+
+
+def _method_and_engine(mc, defaults: str, engine):
+    """The method built from its settings, the engine asked for (the defaults' choice, or the
+    original's ``bh=True``), and the perplexity used."""
+    name = split_spec(mc.method)[0]
+    perplexity = mc.perplexity
+    if perplexity is None:
+        perplexity = presets.preset_perplexity(defaults, name)
+    engine = presets.preset_engine(defaults, name, engine)
+    m = build_method(mc.method, perplexity=perplexity, eps=mc.eps, use_cpp=bool(mc.use_cpp))
+    if mc.bh:
+        engine = _barnes_hut_tsne(m, mc.method, engine, theta=mc.theta, inp_kernel=mc.inp_kernel,
+                                  nn=mc.nn)
+    elif mc.inp_kernel is not None or mc.nn is not None:
+        given = "inp_kernel" if mc.inp_kernel is not None else "nn"
+        raise ValueError(
+            f"{given} only applies with bh=True (the original ignores it otherwise); to change the "
+            f"input kernel of another run, give it to the method, e.g. method=({m.name!r}, "
+            "{'inp_kernel': 'nngaussian'}); the sparse engines take neighbours as an option, e.g. "
+            "engine=('fft', {'knn': 'exact'})")
+    return m, engine, perplexity
 
 
 def _run(eng, m, data, plan: RunPlan, config: RunConfig, *, rng, extras, pca_applied, record):
@@ -213,8 +220,6 @@ def _barnes_hut_tsne(m, method, engine, *, theta, inp_kernel, nn):
     """The original's ``bh=TRUE``: t-SNE on the Barnes-Hut engine with sparse P from the
     ``nngaussian`` kernel (or ``inp_kernel``) and approximate neighbours unless ``nn="exact"``."""
     import dataclasses
-
-    from .._util.names import match_name
 
     if m.name != "tsne":
         logger.info("bh=True only applies to method 'tsne'; ignored for %r", m.name)

@@ -129,8 +129,9 @@ def _run(eng, m, data, plan: RunPlan, config: RunConfig, *, rng, extras, pca_app
     else:
         Y = initial_layout(plan.init, context, plan.Y_init_sdev)
     objective = Objective(m, state, eng)
-    if stochastic and s.max_iter > 0:
-        optimizer = EpochStepper(eng.epochs(m, state, n_epochs=s.max_iter, eta=plan.eta, rng=rng))
+    if stochastic:  # the engine's epochs, run as the driver's optimiser
+        optimizer = EpochStepper(eng.epochs(m, state, n_epochs=s.max_iter, eta=plan.eta,
+                                            rng=rng)) if s.max_iter > 0 else None
     schedule = driver.Schedule(**{**vars(s), "record": record,
                                   "iter0_cost": s.iter0_cost and (out_cfg.verbose or record)})
     if s.max_iter < 1:
@@ -142,15 +143,16 @@ def _run(eng, m, data, plan: RunPlan, config: RunConfig, *, rng, extras, pca_app
         with _progress_hook(out_cfg.progress, s.max_iter, label) as hook:
             out = driver.run(objective, optimizer, Y, schedule, callback=out_cfg.epoch_callback,
                              on_iteration=hook)
-    if stochastic:
-        opt = {"name": "sgd", "eta": float(plan.eta), "n_epochs": s.max_iter, **eng.options()}
-        if "logZ" in state.data:
-            opt["logZ"] = state.data["logZ"]
-        pcost = (lambda Y: eng.point_costs(m, state, Y)) if s.max_iter > 0 else (
-            lambda Y: np.full(data.n, np.nan))
+    pcost = lambda Y: objective.pcost(Y, exaggeration=1.0)  # noqa: E731
+    if optimizer is None:  # sgd with no epochs: no sampling structures, no estimate
+        opt = {"name": "sgd", "eta": float(plan.eta), "n_epochs": 0, **eng.options()}
+        pcost = lambda Y: np.full(data.n, np.nan)  # noqa: E731
     else:
-        opt = {**optimizer.params(), "counts": dict(getattr(optimizer, "counts", objective.counts))}
-        pcost = lambda Y: objective.pcost(Y, exaggeration=1.0)  # noqa: E731
+        opt = optimizer.params()
+    if not stochastic:
+        opt["counts"] = dict(getattr(optimizer, "counts", objective.counts))
+    elif "logZ" in state.data:
+        opt["logZ"] = state.data["logZ"]
     return out, dict(state=state, opt=opt, pcost=pcost)
 
 

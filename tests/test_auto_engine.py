@@ -4,12 +4,21 @@ import logging
 
 import pytest
 
-from smallvis.engines import resolve_engine
+from smallvis.engines import ENGINES, resolve_engine
 from smallvis.engines.auto import AUTO_APPROX_N, AUTO_EXACT_N, choose_engine
+from smallvis.engines.catalog import served_by
 from smallvis.engines.sgd import AUTO_SGD_N
-from smallvis.methods import build_method
+from smallvis.methods import REGISTRY, build_method
 
-ALL = ("dense", "exact", "sgd", "bh", "fft")
+ALL = ENGINES
+
+
+def info_engines(name):
+    return [engine for engine in ENGINES if name in served_by(engine)]
+
+
+def only(*names):
+    return {name: ENGINES[name] for name in names}
 
 
 @pytest.mark.parametrize("method, n, k, expected", [
@@ -20,10 +29,10 @@ ALL = ("dense", "exact", "sgd", "bh", "fft")
     ("tsne", AUTO_APPROX_N + 1, 1, "fft"),
     (("hssne", {"alpha": 0.5}), AUTO_APPROX_N + 1, 2, "fft"),
     ("tsne", AUTO_APPROX_N + 1, 3, "bh"),
-    ("ssne", AUTO_APPROX_N + 1, 2, "exact"),  # Gaussian output: no approximate version
+    (("tsne", {"inp_kernel": "knn"}), AUTO_APPROX_N + 1, 3, "bh"),
+    ("btsne", AUTO_APPROX_N + 1, 2, "exact"),  # per-point output bandwidths: no approximate version
     ("umap", AUTO_SGD_N + 1, 2, "sgd"),
     ("largevis", AUTO_SGD_N + 1, 2, "sgd"),
-    ("gsne", 5000, 2, "dense"),  # no fused kernels: the dense engine
     ("mmds", 100, 2, "dense"),
     ("umap", 2000, 2, "exact"),
     ("sammon", 2000, 2, "exact"),
@@ -35,8 +44,41 @@ def test_the_choice(method, n, k, expected):
 
 
 def test_only_registered_engines_are_chosen():
-    name, _ = choose_engine(build_method("tsne"), AUTO_APPROX_N + 1, 2, ("dense", "exact", "sgd"))
+    name, _ = choose_engine(build_method("tsne"), AUTO_APPROX_N + 1, 2, only("dense", "exact", "sgd"))
     assert name == "exact"
+    name, _ = choose_engine(build_method("tsne"), AUTO_APPROX_N + 1, 2, only("dense", "exact", "bh"))
+    assert name == "bh"  # fft preferred in 2-D, Barnes-Hut where fft is not there
+
+
+@pytest.mark.parametrize("n", [500, AUTO_EXACT_N, AUTO_APPROX_N + 1, 50_000])
+def test_every_method_goes_to_an_engine_that_serves_it(n):
+    """The choice follows the catalog: a large run goes to an approximate or stochastic engine that
+    claims the method, an exact-size run to the fused kernels where they are native, never to an
+    engine that does not serve the method (dense runs every method)."""
+    for name in REGISTRY:
+        method = build_method(name)
+        chosen, reason = choose_engine(method, n, 2, ALL)
+        assert chosen == "dense" or name in served_by(chosen), (name, chosen, reason)
+        if n > max(AUTO_APPROX_N, AUTO_SGD_N) and chosen in ("dense", "exact"):
+            assert not {"bh", "fft", "sgd"} & set(info_engines(name)), (name, chosen)
+
+
+class _Claims:
+    """An engine that serves one named method (for the rule's own test)."""
+
+    def __init__(self, name):
+        self.method = name
+
+    def serves(self, method):
+        return method.name == self.method
+
+
+def test_a_method_that_gains_an_engine_is_routed_to_it():
+    engines = {**ENGINES, "fft": _Claims("ssne"), "bh": _Claims("nobody")}
+    name, reason = choose_engine(build_method("ssne"), AUTO_APPROX_N + 1, 2, engines)
+    assert name == "fft" and "approximate" in reason
+    engines = {**engines, "sgd": _Claims("ee")}
+    assert choose_engine(build_method("ee"), AUTO_SGD_N + 1, 2, engines)[0] == "sgd"
 
 
 def test_the_choice_is_logged(caplog):
@@ -56,7 +98,8 @@ def test_memory_decides_when_the_dense_matrices_do_not_fit(monkeypatch):
 
     monkeypatch.setattr(auto, "available_memory", lambda: 8 * 500**2 * 3)
     knn_tsne = build_method(("tsne", {"inp_kernel": "knn"}), perplexity=10)
-    assert choose_engine(build_method("gsne"), 500, 2, ALL)[0] == "dense"  # the guard will refuse
+    no_fused = {**ENGINES, "exact": _Claims("nobody")}
+    assert choose_engine(build_method("gsne"), 500, 2, no_fused)[0] == "dense"  # the guard refuses
     assert choose_engine(build_method("sammon"), 500, 2, ALL)[0] == "exact"  # R alone fits
     assert choose_engine(knn_tsne, 500, 2, ALL)[0] == "exact"  # sparse P fits
     monkeypatch.setattr(auto, "available_memory", lambda: 8 * 2000**2 // 2)

@@ -1,18 +1,22 @@
 """``engine="auto"``: which engine runs a method, from the number of points, the method and the output
 dimension.
 
-The rule keeps every method on an exact engine (the original's numbers) while that is practical:
+The choice asks each registered engine whether it runs the method natively (its ``serves(method)``,
+the same answer the catalog and the README's method table give), so a method that gains an engine
+is routed to it with no edit here. The rule keeps every method on an exact engine (the original's
+numbers) while that is practical:
 
-1. t-SNE-family methods (KL with a symmetric P, a Student-t or heavy-tailed kernel) above
-   ``AUTO_APPROX_N`` points go to an approximate engine with sparse P: ``fft`` for 1-D and 2-D
-   output, ``bh`` for 3-D.
-2. Methods with a stochastic version (largevis, umap, tumap, ncvis) above ``AUTO_SGD_N`` points go to
-   ``sgd``.
+1. Above ``AUTO_APPROX_N`` points, a method an approximate sparse-P engine serves goes to it:
+   ``fft`` for 1-D and 2-D output (``bh`` where fft does not serve it), ``bh`` for 3-D.
+2. Above ``AUTO_SGD_N`` points, a method the negative-sampling engine serves goes to ``sgd``.
 3. Otherwise ``exact`` (fused kernels, same numbers as dense) from ``AUTO_EXACT_N`` points for the
    methods it serves natively, ``dense`` below (no compilation: small runs start at once) and for the
    rest.
-4. When the dense engine's matrices would not fit in memory, ``exact`` (P alone) is tried, then the
-   approximate engines; if nothing fits the memory guard explains what to do.
+4. When the dense engine's matrices would not fit in memory, ``exact`` (P alone, or a sparse P) is
+   tried, then the approximate engines, then ``sgd``; if nothing fits, ``dense``, whose memory guard
+   explains what to do.
+
+The choice and its reason are logged (``verbose=True``).
 """
 
 from __future__ import annotations
@@ -22,19 +26,15 @@ from .dense import DENSE_MATRICES, available_memory
 from .sgd import AUTO_SGD_N
 
 AUTO_EXACT_N = 1_000  # from here the fused exact engine pays for its (cached) compilation
-AUTO_APPROX_N = 10_000  # t-SNE family above this many points: FFT (1-D, 2-D) or Barnes-Hut (3-D)
+AUTO_APPROX_N = 10_000  # above this many points: an approximate engine where one serves the method
+
+# approximate engines by output dimension, in order of preference
+_APPROX_BY_DIM = {1: ("fft", "bh"), 2: ("fft", "bh"), 3: ("bh",)}
 
 
 def _fits(n: int, matrices: int) -> bool:
     budget = available_memory()
     return budget is None or matrices * 8 * n * n <= 0.8 * budget
-
-
-def _fused(method) -> bool:
-    """True when the exact engine evaluates ``method`` natively (not through the dense fallback)."""
-    from .exact import native_form
-
-    return native_form(method) is not None
 
 
 def _sparse_p(method) -> bool:
@@ -43,17 +43,20 @@ def _sparse_p(method) -> bool:
     return sparse_input(method)
 
 
-def choose_engine(method, n: int, k: int, available) -> tuple[str, str]:
-    """``(engine name, reason)`` for ``engine="auto"``; ``available``: the registered engine names."""
-    from .approx import served_form
+def native_engines(method, engines) -> set:
+    """Names of the engines in ``engines`` (name -> engine class) that run ``method`` natively."""
+    return {name for name, engine in engines.items()
+            if getattr(engine, "serves", None) is not None and engine.serves(method)}
 
-    sparse_ok = served_form(method) is not None
-    approx = ("fft" if k <= 2 else "bh") if k <= 3 else None
-    if approx not in available:
-        approx = None
-    stochastic = method.stochastic_plan() is not None and "sgd" in available
-    fused = _fused(method)
-    if sparse_ok and approx and n > AUTO_APPROX_N:
+
+def choose_engine(method, n: int, k: int, engines) -> tuple[str, str]:
+    """``(engine name, reason)`` for ``engine="auto"``; ``engines``: the registered engines, name ->
+    engine class (``smallvis.engines.ENGINES``)."""
+    native = native_engines(method, engines)
+    approx = next((name for name in _APPROX_BY_DIM.get(k, ()) if name in native), None)
+    stochastic = "sgd" in native
+    fused = "exact" in native
+    if approx and n > AUTO_APPROX_N:
         return approx, (f"{n} points > {AUTO_APPROX_N} and method {method.name} has a sparse "
                         f"approximate version for {k}-D output")
     if stochastic and n > AUTO_SGD_N:
@@ -68,14 +71,14 @@ def choose_engine(method, n: int, k: int, available) -> tuple[str, str]:
         return "exact", "the dense engine's matrices would not fit in memory; a sparse P does"
     if fused and _fits(n, 1):
         return "exact", "the dense engine's matrices would not fit in memory; P alone does"
-    if sparse_ok and approx:
+    if approx:
         return approx, "not even P would fit in memory as an n x n matrix: sparse P"
     if stochastic:
         return "sgd", "the dense matrices would not fit in memory: sparse P"
     return "dense", "nothing smaller serves this method (the memory guard decides)"
 
 
-def resolve_auto(method, n: int, k: int, available) -> str:
-    name, reason = choose_engine(method, n, k, available)
+def resolve_auto(method, n: int, k: int, engines) -> str:
+    name, reason = choose_engine(method, n, k, engines)
     logger.info("engine='auto': using the %s engine (%s)", name, reason)
     return name

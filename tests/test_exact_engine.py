@@ -34,9 +34,16 @@ DISTANCES = [("mmds", {}), ("ballmmds", {}), ("ballmmds", {"f": 0.5}),
 # the elastic embeddings (ee reads P and a second matrix, its repulsion weights; tee reads V)
 ELASTIC = [("ee", {}), ("ee", {"neg_weights": False}), ("ee", {"lambda": 1.0}), ("tee", {}),
            ("tee", {"lambda": 1.0})]
+# the mixes of forward and reverse KL (Method.mixture_form; exact_nerv): their specs' variants, and
+# kNN input kernels (P with zeros: nerv floors them at eps, jse takes its p = 0 and p < eps cases)
+MIXTURES = ([(name, {"lambda": v}) for name in ("nerv", "snerv") for v in (0.0, 0.5, 1.0)]
+            + [("bnerv", {"lambda": 0.0}), ("bnerv", {"beta": 2.0})]
+            + [(name, {"kappa": v}) for name in ("jse", "sjse") for v in (0.0, 1e-4, 0.999, 1.0)]
+            + [("nerv", {"inp_kernel": "knn"}), ("jse", {"inp_kernel": "knn"}),
+               ("sjse", {"inp_kernel": "knn"}), ("rsrjse", {"inp_kernel": "knn"})])
 # every method the catalog says the exact engine runs natively (with its defaults: computed from the
 # registry when this module is collected), and the parameter settings above that are not defaults
-CASES = claimed("exact") + not_defaults(FUSED + GENERAL + PAIRS + DISTANCES + ELASTIC)
+CASES = claimed("exact") + not_defaults(FUSED + GENERAL + PAIRS + DISTANCES + ELASTIC + MIXTURES)
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +68,8 @@ def test_matches_the_dense_engine(spec):
 
 
 @pytest.mark.parametrize("name, params", FUSED[:3] + [("tasne", {}), ("basne", {}),
-                                                     ("trmsne", {})],
+                                                     ("trmsne", {}), ("nerv", {}), ("bnerv", {}),
+                                                     ("sjse", {})],
                          ids=lambda v: str(v) if v else "")
 def test_cost_and_gradient_flags(X60, name, params):
     method, state = _prepared(X60, (name, params))
@@ -84,7 +92,23 @@ def test_clamped_q_matches_dense_far_apart(X60, spec):
     assert_same(DenseEngine().evaluate(method, state, Y), ExactEngine().evaluate(method, state, Y))
 
 
-@pytest.mark.parametrize("spec", ["tsne", "ssne", "asne", "trsrsne", "trmsne", "btsne", "btasne"])
+@pytest.mark.parametrize("spec", ["nerv", "snerv", "bnerv", "jse", "sjse", "rsrjse",
+                                  ("jse", {"kappa": 0.999})])
+@pytest.mark.parametrize("scale", [2.0, 20.0])
+def test_mixtures_match_dense_with_q_on_the_eps_floor(X60, spec, scale):
+    """NeRV / JSE where part (scale 2) or nearly all (scale 20: every row's log-sum-exp is its
+    nearest neighbour) of Q sits on the eps floor, and M (JSE) below eps."""
+    method, state = _prepared(X60, spec)
+    for k in (1, 2):
+        Y = np.random.default_rng(k).normal(scale=scale, size=(60, k))
+        for f in (1.0, 4.0):
+            assert_same(DenseEngine().evaluate(method, state, Y, f),
+                        ExactEngine().evaluate(method, state, Y, f))
+    assert state.data["_exact_engine_plan"][0] == "mixture"
+
+
+@pytest.mark.parametrize("spec", ["tsne", "ssne", "asne", "trsrsne", "trmsne", "btsne", "btasne",
+                                  "nerv", "snerv", "bnerv", "rsrnerv", "jse", "sjse", "rsrjse"])
 def test_does_not_depend_on_the_number_of_threads(X60, spec):
     import numba
 
@@ -147,6 +171,19 @@ def test_fused_forms():
     btsne = build_method("btsne").fused_form(state)
     assert btsne.bandwidths and btsne.symmetric_p and not btsne.plain
     assert build_method("wtsne").fused_form(state) is not None
+
+
+def test_mixture_forms():
+    state = MethodState()
+    nerv = build_method(("nerv", {"lambda": 0.3})).mixture_form(state)
+    assert (nerv.divergence, nerv.weight, nerv.kernel, nerv.normalisation) == ("nerv", 0.3, 1, "row")
+    assert not nerv.bandwidths and build_method("bnerv").mixture_form(state).bandwidths
+    assert build_method("snerv").mixture_form(state).normalisation == "matrix"
+    jse = build_method(("sjse", {"kappa": 1.0})).mixture_form(state)
+    assert jse.divergence == "jse" and jse.weight == 1.0 - 1e-5 and jse.normalisation == "matrix"
+    assert build_method("tsne").mixture_form(state) is None
+    for name in ("nerv", "snerv", "bnerv", "rsrnerv", "jse", "sjse", "rsrjse"):
+        assert ExactEngine.serves(build_method(name)), name
 
 
 @pytest.mark.parametrize("spec", ["asne", "tasne", "trsrsne", "trmsne", "tmsne", "btsne", "basne",
@@ -272,9 +309,10 @@ def test_fused_methods():
                  "jssne", "chsne", "hlsne", "mmds", "ballmmds", "smmds", "sammon", "gmmds",
                  "knnmmds", "ee", "tee", "asne", "tasne", "trsrsne", "arsrsne", "trmsne",
                  "tmsne", "btsne", "bssne", "btasne", "basne", "wtsne", "wssne", "bhssne",
-                 "ntumap", "cetsne", "usne", "tsneu", "pstsne"):
+                 "ntumap", "cetsne", "usne", "tsneu", "pstsne", "nerv", "snerv", "bnerv",
+                 "rsrnerv", "jse", "sjse", "rsrjse"):
         assert name in names
-    for name in ("gsne", "nerv"):
+    for name in ("gsne",):
         assert name not in names
 
 
@@ -349,6 +387,29 @@ def test_elastic_embeddings_form_nothing_n_by_n(spec):
     state = eng.prepare(method, InputData(X))
     eng.evaluate(method, state, Y)  # compiled, planned, workspace allocated
     assert state.data["_exact_engine_plan"][0] == "pairs"
+    tracemalloc.start()
+    try:
+        cost, G = eng.evaluate(method, state, Y, 4.0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.25 * 8 * n * n and np.isfinite(G).all() and np.isfinite(cost).all()
+
+
+@pytest.mark.parametrize("spec", ["nerv", "bnerv", "sjse"])
+def test_mixtures_form_nothing_n_by_n(spec):
+    """NeRV / JSE on their passes: no (n, n) array per evaluation (Q, log Q and the log-ratios
+    are formed pair by pair; only P is read)."""
+    import tracemalloc
+
+    n = 1500
+    X = np.random.default_rng(0).normal(size=(n, 4))
+    Y = np.random.default_rng(1).normal(size=(n, 2))
+    method = build_method(spec, perplexity=15)
+    eng = resolve_engine("exact", method, n)
+    state = eng.prepare(method, InputData(X))
+    eng.evaluate(method, state, Y, 4.0)  # compiled, planned, workspace and constants made
+    assert state.data["_exact_engine_plan"][0] == "mixture"
     tracemalloc.start()
     try:
         cost, G = eng.evaluate(method, state, Y, 4.0)

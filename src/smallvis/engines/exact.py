@@ -2,7 +2,7 @@
 (numba) without (n, n) temporaries beyond the method's input matrices (P, the input distances R,
 ee's repulsion weights, tee's un-normalised affinities).
 
-Methods opt in through one of two hooks:
+Methods opt in through one of three hooks:
 
 - ``Method.fused_form``: KL(P || W/Z) with a Student-t, Gaussian, heavy-tailed or UMAP-curve
   output kernel. With a symmetric P and matrix-normalised Q (tsne, ssne, hssne, bhssne, usne and
@@ -15,7 +15,10 @@ Methods opt in through one of two hooks:
 - ``Method.pair_form``: the other costs that are sums of pair terms (largevis, umap, tumap, the
   f-divergences rklsne / jssne / chsne / hlsne, the normalised cross-entropy of ntumap / cetsne,
   mmds / gmmds / ballmmds / knnmmds, smmds, sammon, ee, tee): :mod:`.exact_pairs`, one pass (two
-  for the f-divergences and the normalised cross-entropy, which need Z).
+  for the f-divergences and the normalised cross-entropy, which need Z);
+- ``Method.mixture_form``: the mixes of forward and reverse KL with a Gaussian Q (nerv, snerv,
+  bnerv, rsrnerv, jse, sjse, rsrjse): :mod:`.exact_nerv`, four passes (the log-sum-exp's shift and
+  sums, the reverse KL's per-row sums, then the forces).
 
 Sparse P: when the method's input kernel is a kNN kernel (``knn``, ``skd``, ``nngaussian``) and its
 cost is KL with a Student-t or heavy-tailed kernel, or largevis / umap / tumap, :meth:`prepare`
@@ -55,13 +58,13 @@ def check_exact_memory(n: int, budget: int | None = None) -> None:
 
 
 def native_form(method, state=None):
-    """The method's ``FusedForm`` (KL) or ``PairForm`` when the exact engine evaluates it natively,
-    else None (the dense fallback)."""
+    """The method's ``FusedForm`` (KL), ``PairForm`` or ``MixtureForm`` when the exact engine
+    evaluates it natively, else None (the dense fallback)."""
     from ..methods.base import MethodState
 
     state = MethodState() if state is None else state
     try:
-        return method.fused_form(state) or method.pair_form(state)
+        return method.fused_form(state) or method.pair_form(state) or method.mixture_form(state)
     except (AttributeError, TypeError, ValueError, KeyError):
         return None
 
@@ -102,9 +105,9 @@ class ExactEngine:
 
     @staticmethod
     def serves(method) -> bool:
-        """True when the fused kernels evaluate ``method`` natively (it has a ``FusedForm`` or a
-        ``PairForm``). The engine runs every method, the others through the dense evaluation (the
-        same numbers): the catalog lists it only where it is native."""
+        """True when the fused kernels evaluate ``method`` natively (it has a ``FusedForm``, a
+        ``PairForm`` or a ``MixtureForm``). The engine runs every method, the others through the
+        dense evaluation (the same numbers): the catalog lists it only where it is native."""
         return native_form(method) is not None
 
     def __init__(self):
@@ -176,7 +179,8 @@ class ExactEngine:
         state. Routes: ``"kl"`` (dense symmetric P), ``"kl-general"`` (input: the (n, n) P, the
         output precisions and the per-point output weights, each empty without), ``"pairs"``
         (input: the (n, n) matrix the form reads (P, R or V) or a sparse P's CSR arrays, and the
-        form's second (n, n) matrix or None), ``"sparse-kl"``."""
+        form's second (n, n) matrix or None), ``"sparse-kl"``, ``"mixture"`` (input: P and the
+        output precisions, empty without)."""
         if _PLAN_KEY in state.data:
             return state.data[_PLAN_KEY]
         from scipy import sparse
@@ -194,11 +198,15 @@ class ExactEngine:
 
     @staticmethod
     def _dense_plan(method, state, n):
-        from ..methods.base import FusedForm
+        from ..methods.base import FusedForm, MixtureForm
 
         form = native_form(method, state)
         if form is None:
             return None, "it has no fused form yet"
+        if isinstance(form, MixtureForm):
+            from .exact_nerv import mixture_plan
+
+            return mixture_plan(method, state, form, n)
         kl = isinstance(form, FusedForm)
         names = ["P"] if kl else [form.input] + ([form.weights] if form.weights else [])
         inputs = [state.P if name == "P" else state.data.get(name) for name in names]
@@ -264,6 +272,10 @@ class ExactEngine:
                 self._sparse_kl = ExactSparseKL(self._workspace)
             return self._sparse_kl.evaluate(method, state, Y, f, cost=cost, grad=grad)
         ws = self._workspace(n, k)
+        if route == "mixture":
+            from .exact_nerv import evaluate_mixture
+
+            return evaluate_mixture(form, state, X, Y, f, ws, cost=cost, grad=grad)
         if route == "pairs":
             from .exact_pairs import evaluate_pairs
 

@@ -165,6 +165,30 @@ class PairForm:
     norm: float = 1.0
 
 
+@dataclass(frozen=True)
+class MixtureForm:
+    """What the fused exact engine needs from a method that mixes both directions of KL
+    (``Method.mixture_form``), with Gaussian output probabilities ``Q = exp(-beta_i d2) / Z`` from a
+    log-sum-exp, floored at ``eps`` (off the diagonal).
+
+    ``divergence``: ``"nerv"``, ``weight`` KL(P || Q) + (1 - ``weight``) KL(Q || P) with P floored
+    at ``eps``; or ``"jse"``, KL(P || M) / (1 - ``weight``) + KL(Q || M) / ``weight`` with the
+    mixture ``M = weight P + (1 - weight) Q`` (``weight``: lambda or the clamped kappa).
+    ``kernel``: the output kernel's code (1: Gaussian, the only one served); ``normalisation``:
+    Q per row (``"row"``: per-point costs by rows, stiffness ``2 (K + K^T)``) or over the whole
+    matrix (``"matrix"``: by columns, ``4 K``, P symmetric); ``bandwidths``: ``beta_i`` are the
+    per-point precisions of ``Method.output_bandwidths``, each row of K multiplied by its own
+    (else 1).
+    """
+
+    divergence: str
+    weight: float
+    kernel: int = 1
+    normalisation: str = "row"
+    bandwidths: bool = False
+    eps: float = EPS
+
+
 @dataclass
 class MethodState:
     """Per-run data of a method: P and anything derived from it, plus a cache keyed by exaggeration."""
@@ -263,6 +287,11 @@ class Method:
     def pair_form(self, state: MethodState) -> PairForm | None:
         """How the fused exact engine evaluates this method's non-KL cost pair by pair (None: it
         cannot; see :meth:`fused_form` for KL)."""
+        return None
+
+    def mixture_form(self, state: MethodState) -> MixtureForm | None:
+        """How the fused exact engine evaluates this method's mix of forward and reverse KL
+        (None: it cannot; see :meth:`fused_form` for KL(P || Q) alone)."""
         return None
 
     def prepare_sparse(self, data: InputData, *, knn_method: str = "auto",

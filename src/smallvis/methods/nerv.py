@@ -27,7 +27,8 @@ import numpy as np
 from scipy.special import xlogy
 
 from ..io.distances import squared_distances
-from .base import EPS, Method, MethodSpec, StepRule, affinity_recipe, check_range, lambda_param
+from .base import (EPS, Method, MethodSpec, MixtureForm, StepRule, affinity_recipe, check_range,
+                   lambda_param)
 from .elementwise import gaussian_probabilities, logm
 
 
@@ -61,6 +62,10 @@ class _GaussianMixtureDivergence(Method):
         """Per-point attribution: row sums for conditional methods, column sums for symmetric."""
         return M.sum(axis=1) if self.normalisation == "row" else M.sum(axis=0)
 
+    def _mixture_form(self, divergence, weight):
+        return MixtureForm(divergence, weight, normalisation=self.normalisation,
+                           bandwidths=self.bandwidth, eps=self.eps)
+
     def export(self, state, name, Y):
         if name == "Q":
             return self._q(squared_distances(Y), state)[0]
@@ -69,6 +74,9 @@ class _GaussianMixtureDivergence(Method):
 
 class NeRV(_GaussianMixtureDivergence):
     """lambda KL(P||Q) + (1 - lambda) KL(Q||P); P floored at eps (the original clamps it)."""
+
+    def mixture_form(self, state):
+        return self._mixture_form("nerv", self.params["lambda"])
 
     def terms(self, d2, state, exaggeration, *, cost, grad):
         lam = self.params["lambda"]
@@ -95,9 +103,16 @@ class JSE(_GaussianMixtureDivergence):
     difference of nearly equal logarithms.
     """
 
+    def kappa(self):
+        """``kappa`` clamped to [1e-5, 1 - 1e-5] (both terms stay finite)."""
+        return min(max(self.params["kappa"], 1e-5), 1.0 - 1e-5)
+
+    def mixture_form(self, state):
+        return self._mixture_form("jse", self.kappa())
+
     def terms(self, d2, state, exaggeration, *, cost, grad):
         eps = self.eps
-        kappa = min(max(self.params["kappa"], 1e-5), 1.0 - 1e-5)
+        kappa = self.kappa()
         P = exaggeration * state.P
         Q, logQ = self._q(d2, state)
         M = kappa * P + (1.0 - kappa) * Q

@@ -1,0 +1,274 @@
+"""Numba kernels of the fused exact engine for the mixes of forward and reverse KL with Gaussian
+output probabilities (NeRV, JSE; ``MixtureForm``), compiled on first use and cached on disk.
+
+Per ordered pair ``(i, j)``, with ``beta_i`` the output precision (1 without) and ``log Z_i`` the
+row's log-sum-exp (the same for every row with a matrix-normalised Q):
+
+.. math::
+    \\log q_{ij} = \\max(-\\beta_i d^2_{ij} - \\log Z_i, \\log \\varepsilon), \\qquad
+    q_{ij} = \\exp(\\log q_{ij})
+
+and the dense engine's pair terms (:mod:`smallvis.methods.nerv`), element for element:
+
+- NeRV (``NERV``): ``p = max(f P_ij, eps)``, ``L = log p - log q``; cost sums ``A = sum p L`` and
+  ``B = sum q L``; stiffness ``k = lambda (p - q) + (1 - lambda) q (L + s)`` with the shift
+  ``s = -B`` (per row, or summed over the matrix);
+- JSE (``JSE``): ``p = f P_ij``, ``m = kappa p + (1 - kappa) q``, ``L = log(q / m)`` (as
+  ``-log1p(kappa (p / q - 1))``, or ``log q - log eps`` where ``m < eps``); ``A = sum p log(m / p)``
+  with the dense engine's cases for ``p < eps``, ``B = sum q L``; ``k = -q (L - s) / kappa`` with
+  ``s = B``.
+
+The stiffness of a pair is ``2 (beta_i k_ij + beta_j k_ji)`` (row-normalised Q) or ``4 k_ij``
+(matrix-normalised Q, P symmetric: ``k_ij = k_ji``). Passes, each visiting every unordered pair
+once in the fixed chunks of :mod:`.exact_kernels` (per-chunk buffers, added in chunk order: the
+same bits for any number of threads): the row minima of ``d2`` (the log-sum-exp's shift), the
+shifted row sums of ``exp(-beta_i d2)``, the sums ``A`` and ``B`` (the shift needs all of ``B``)
+and then the forces.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import prange
+
+from .._util.jit import njit
+from .._util.sums import pairwise_sum
+from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
+
+NERV, JSE = 0, 1
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def row_min_d2(Yt, bounds, d2_scratch, mbuf, out):
+    """``out[i] = min_{j != i} d2_ij`` (``mbuf``: (chunks, n) per-chunk minima)."""
+    n = Yt.shape[1]
+    chunks = bounds.shape[0] - 1
+    for c in prange(chunks):
+        lo, hi = bounds[c], bounds[c + 1]
+        d2, mb = d2_scratch[c], mbuf[c]
+        mb[lo:] = np.inf
+        for i in range(lo, hi):
+            m = n - i - 1
+            _row_d2(Yt, i, d2)
+            cm = mb[i + 1:]
+            s = mb[i]
+            for j in range(m):
+                v = d2[j]
+                s = min(s, v)
+                cm[j] = min(cm[j], v)
+            mb[i] = s
+    for i in prange(n):
+        s = np.inf
+        for c in range(chunks):
+            if bounds[c] <= i:
+                s = min(s, mbuf[c, i])
+        out[i] = s
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def shifted_exp_rows(Yt, beta, amax, bounds, d2_scratch, w_scratch, cbuf, out):
+    """``out[i] = sum_{j != i} exp(-beta_i d2_ij - amax_i)`` (``beta``: (n,) or empty for 1)."""
+    n = Yt.shape[1]
+    chunks = bounds.shape[0] - 1
+    scaled = beta.shape[0] > 0
+    for c in prange(chunks):
+        lo, hi = bounds[c], bounds[c + 1]
+        d2, w = d2_scratch[c], w_scratch[c]
+        cbuf[c, lo:] = 0.0
+        for i in range(lo, hi):
+            m = n - i - 1
+            _row_d2(Yt, i, d2)
+            bi = beta[i] if scaled else 1.0
+            ai = amax[i]
+            at = amax[i + 1:]
+            cb = cbuf[c, i + 1:]
+            for j in range(m):
+                bj = beta[i + 1 + j] if scaled else 1.0
+                w[j] = math.exp(-(bi * d2[j]) - ai)
+                cb[j] += math.exp(-(bj * d2[j]) - at[j])
+            cbuf[c, i] += pairwise_sum(w, m)
+    reduce_chunks(bounds, np.empty((0, 0, 0)), cbuf, False, True, np.empty((0, 0)), out)
+
+
+@njit(cache=True, error_model="numpy")
+def _row_log_q(d2, beta, scaled, logz, per_pair, log_eps, lq, q, m):
+    """``lq[j] = max(-beta d2[j] - log Z, log eps)`` and ``q[j] = exp(lq[j])`` for ``j < m``:
+    ``beta[j]`` / ``logz[j]`` per pair (``scaled`` / ``per_pair``), else ``beta[0]`` / ``logz[0]``
+    (``beta`` empty without precisions)."""
+    for j in range(m):
+        b = (beta[j] if per_pair else beta[0]) if scaled else 1.0
+        lz = logz[j] if per_pair else logz[0]
+        v = -(b * d2[j]) - lz
+        if v < log_eps:
+            v = log_eps
+        lq[j] = v
+        q[j] = math.exp(v)
+
+
+@njit(cache=True, error_model="numpy")
+def _row_log_ratio(div, w, f, eps, log_eps, prow, q, L, A, m, want_a):
+    """One direction of a row's pairs: ``L[j]`` (given ``log q`` there, overwritten) and, with
+    ``want_a``, the cost's ``A`` term in ``A[j]`` (see the module's formulas)."""
+    if div == NERV:
+        for j in range(m):
+            pc = f * prow[j]
+            if pc < eps:
+                pc = eps
+            lj = math.log(pc) - L[j]
+            L[j] = lj
+            if want_a:
+                A[j] = pc * lj
+    else:
+        kappa = w
+        for j in range(m):
+            p = f * prow[j]
+            qj = q[j]
+            mj = kappa * p + (1.0 - kappa) * qj
+            floored = mj < eps
+            if floored:
+                lj = L[j] - log_eps
+            else:
+                lj = -math.log1p(kappa * (p / qj - 1.0))
+            L[j] = lj
+            if want_a:
+                if p >= eps:
+                    if floored:
+                        lmp = log_eps - math.log(p)
+                    else:
+                        lmp = math.log1p((1.0 - kappa) * (qj / p - 1.0))
+                elif p > 0.0:
+                    lmp = math.log(max(mj, eps)) - math.log(p)
+                else:
+                    lmp = 0.0
+                A[j] = p * lmp
+
+
+@njit(cache=True, error_model="numpy")
+def _row_pairs(P, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, la, qb, lb, ta, tb,
+               want_a):
+    """``d2``, then ``q`` and ``L`` of row ``i``'s pairs in both directions (``qa``, ``la``: i to
+    j; ``qb``, ``lb``: j to i; ``ta``, ``tb``: their ``A`` terms with ``want_a``). With ``sym``
+    (matrix-normalised Q, P symmetric) the second direction is the first: only ``qa, la, ta`` are
+    written."""
+    n = Yt.shape[1]
+    m = n - i - 1
+    scaled = beta.shape[0] > 0
+    _row_d2(Yt, i, d2)
+    _row_log_q(d2, beta[i:i + 1] if scaled else beta, scaled, logz[i:i + 1], False, log_eps, la,
+               qa, m)
+    _row_log_ratio(div, w, f, eps, log_eps, P[i, i + 1:], qa, la, ta, m, want_a)
+    if not sym:
+        _row_log_q(d2, beta[i + 1:] if scaled else beta, scaled, logz[i + 1:], True, log_eps, lb,
+                   qb, m)
+        _row_log_ratio(div, w, f, eps, log_eps, P[i + 1:, i], qb, lb, tb, m, want_a)
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def mixture_sums(P, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, want_a, d2_scratch,
+                 qa_scratch, la_scratch, qb_scratch, lb_scratch, ta_scratch, tb_scratch, abuf,
+                 bbuf, A, B):
+    """Per-point sums ``A`` (with ``want_a``) and ``B`` (module docstring): by rows (``by_row``: a
+    pair's ``i -> j`` terms go to i) or by columns (to j). ``beta`` (n,) or empty; ``logz`` (n,);
+    scratch ``*_scratch``, ``abuf``, ``bbuf``: (chunks, n)."""
+    n = Yt.shape[1]
+    chunks = bounds.shape[0] - 1
+    log_eps = math.log(eps)
+    for c in prange(chunks):
+        lo, hi = bounds[c], bounds[c + 1]
+        d2, ta, tb = d2_scratch[c], ta_scratch[c], tb_scratch[c]
+        qa, la, qb, lb = qa_scratch[c], la_scratch[c], qb_scratch[c], lb_scratch[c]
+        clear_chunk(np.empty((0, 0, 0)), abuf, c, lo, 0, False, want_a)
+        clear_chunk(np.empty((0, 0, 0)), bbuf, c, lo, 0, False, True)
+        for i in range(lo, hi):
+            m = n - i - 1
+            _row_pairs(P, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, la, qb, lb,
+                       ta, tb, want_a)
+            # own: the direction whose terms go to point i; other: to point j
+            qo, lw, to = (qa, la, ta) if by_row or sym else (qb, lb, tb)
+            qt, lt, tt = (qb, lb, tb) if by_row and not sym else (qa, la, ta)
+            ab, bb = abuf[c, i + 1:], bbuf[c, i + 1:]
+            for j in range(m):
+                v = qt[j] * lt[j]
+                bb[j] += v
+                d2[j] = qo[j] * lw[j]
+            bbuf[c, i] += pairwise_sum(d2, m)
+            if want_a:
+                for j in range(m):
+                    ab[j] += tt[j]
+                abuf[c, i] += pairwise_sum(to, m)
+    if want_a:
+        reduce_chunks(bounds, np.empty((0, 0, 0)), abuf, False, True, np.empty((0, 0)), A)
+    reduce_chunks(bounds, np.empty((0, 0, 0)), bbuf, False, True, np.empty((0, 0)), B)
+
+
+@njit(cache=True, error_model="numpy")
+def _row_stiffness(div, w, f, eps, prow, q, L, shift, per_pair, k, m):
+    """One direction's ``k[j]`` (module docstring) with the shift ``shift[j]`` (``per_pair``) or
+    ``shift[0]``."""
+    if div == NERV:
+        lam = w
+        for j in range(m):
+            pc = f * prow[j]
+            if pc < eps:
+                pc = eps
+            s = shift[j] if per_pair else shift[0]
+            k[j] = lam * (pc - q[j]) + (1.0 - lam) * q[j] * (L[j] + s)
+    else:
+        kappa = w
+        for j in range(m):
+            s = shift[j] if per_pair else shift[0]
+            k[j] = -(q[j] * (L[j] - s)) / kappa
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def mixture_forces(P, Yt, div, w, f, eps, beta, logz, sym, shift, bounds, d2_scratch, qa_scratch,
+                   la_scratch, qb_scratch, lb_scratch, ka_scratch, kb_scratch, gbuf, G):
+    """``G`` (n, k): ``sum_j K_ij (y_i - y_j)`` with ``K_ij = 2 (beta_i k_ij + beta_j k_ji)``, or
+    ``4 k_ij`` with ``sym``; ``shift`` (n,): each point's shift. ``gbuf``: (chunks, k, n)."""
+    k, n = Yt.shape
+    chunks = bounds.shape[0] - 1
+    log_eps = math.log(eps)
+    scaled = beta.shape[0] > 0
+    for c in prange(chunks):
+        lo, hi = bounds[c], bounds[c + 1]
+        d2, ka, kb = d2_scratch[c], ka_scratch[c], kb_scratch[c]
+        qa, la, qb, lb = qa_scratch[c], la_scratch[c], qb_scratch[c], lb_scratch[c]
+        clear_chunk(gbuf, np.empty((0, 0)), c, lo, k, True, False)
+        for i in range(lo, hi):
+            m = n - i - 1
+            _row_pairs(P, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, la, qb, lb,
+                       ka, kb, False)
+            _row_stiffness(div, w, f, eps, P[i, i + 1:], qa, la, shift[i:i + 1], False, ka, m)
+            if sym:
+                for j in range(m):
+                    ka[j] = 4.0 * ka[j]
+            else:
+                _row_stiffness(div, w, f, eps, P[i + 1:, i], qb, lb, shift[i + 1:], True, kb, m)
+                bi = beta[i] if scaled else 1.0
+                for j in range(m):
+                    bj = beta[i + 1 + j] if scaled else 1.0
+                    ka[j] = 2.0 * (bi * ka[j] + bj * kb[j])
+            add_pair_forces(Yt, i, ka, gbuf[c], m, d2)
+    reduce_chunks(bounds, gbuf, np.empty((0, 0)), True, False, G, np.empty(0))
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def plogp_excess_rows(P, f, eps):
+    """Row sums over every j (the diagonal included) of ``Pc log Pc - xlogy(p, p)`` with ``p = f
+    P_ij`` and ``Pc = max(p, eps)`` (non-zero only where ``p < eps``): JSE's constant."""
+    n = P.shape[0]
+    out = np.empty(n)
+    for i in prange(n):
+        row = P[i]
+        s = 0.0
+        for j in range(n):
+            p = f * row[j]
+            if p < eps:  # else Pc = p: the term is 0
+                v = eps * math.log(eps)
+                if p != 0.0:
+                    v -= p * math.log(p)
+                s += v
+        out[i] = s
+    return out

@@ -27,7 +27,7 @@ from smallvis.engines.exact import native_form
 from smallvis.engines.fft import FFTEngine
 from smallvis.io.data import InputData
 from smallvis.methods import REGISTRY, build_method
-from smallvis.methods.base import MethodState, PairForm
+from smallvis.methods.base import MethodState, PairForm, SumForm
 
 
 def ids(value):
@@ -113,8 +113,9 @@ def exact_Y(method, k, seed=3, n=60):
     sits on the eps floor); in 1-D without near-coincident points (the dense engine's distances
     |y_i|^2 + |y_j|^2 - 2 y_i y_j lose their relative precision there, and log(1 - w) or 1 / D
     magnify it)."""
-    form = method.fused_form(MethodState())
-    scale = 0.3 if form is not None and form.kernel == 1 else 2.0
+    form = native_form(method, MethodState())
+    gaussian = getattr(form, "kernel", None) == 1 or getattr(form, "weight", None) == "gaussian"
+    scale = 0.3 if gaussian else 2.0
     rng = np.random.default_rng(seed + k)
     if k == 1:
         return (rng.permutation(n) + rng.uniform(-0.2, 0.2, n))[:, None] * (4.0 * scale / n)
@@ -131,6 +132,8 @@ def exact_route(form) -> str:
     """The route the exact engine must take for a native form (not the dense fallback)."""
     if isinstance(form, PairForm):
         return "pairs"
+    if isinstance(form, SumForm):  # a sum of KL terms (gsne)
+        return "sum"
     return "kl" if form.plain else "kl-general"
 
 

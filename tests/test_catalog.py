@@ -48,7 +48,6 @@ def test_what_the_catalog_reports():
     assert engines["ncvis"] == ("dense", "exact", "sgd")
     assert engines["wtsne"] == ("dense", "exact")
     assert engines["gsne"] == engines["absne"] == engines["dhssne"] == ("dense", "exact")
-    assert engines["nerv"] == ("dense",)
     assert set(served_by("sgd")) == {"largevis", "umap", "tumap", "ncvis"}
     assert set(served_by("bh")) == set(served_by("fft")) == {"tsne", "hssne", "bhssne", "skdtsne"}
 

@@ -27,7 +27,7 @@ from smallvis.engines.exact import native_form
 from smallvis.engines.fft import FFTEngine
 from smallvis.io.data import InputData
 from smallvis.methods import REGISTRY, build_method
-from smallvis.methods.base import MethodState, MixtureForm, PairForm
+from smallvis.methods.base import MethodState, MixtureForm, PairForm, SumForm
 
 
 def ids(value):
@@ -113,8 +113,9 @@ def exact_Y(method, k, seed=3, n=60):
     sits on the eps floor); in 1-D without near-coincident points (the dense engine's distances
     |y_i|^2 + |y_j|^2 - 2 y_i y_j lose their relative precision there, and log(1 - w) or 1 / D
     magnify it)."""
-    form = native_form(method)
-    scale = 0.3 if getattr(form, "kernel", None) == 1 else 2.0
+    form = native_form(method, MethodState())
+    gaussian = getattr(form, "kernel", None) == 1 or getattr(form, "weight", None) == "gaussian"
+    scale = 0.3 if gaussian else 2.0
     rng = np.random.default_rng(seed + k)
     if k == 1:
         return (rng.permutation(n) + rng.uniform(-0.2, 0.2, n))[:, None] * (4.0 * scale / n)
@@ -133,6 +134,8 @@ def exact_route(form) -> str:
         return "pairs"
     if isinstance(form, MixtureForm):
         return "mixture"
+    if isinstance(form, SumForm):  # a sum of KL terms (gsne)
+        return "sum"
     return "kl" if form.plain else "kl-general"
 
 

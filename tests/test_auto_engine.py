@@ -33,6 +33,8 @@ def only(*names):
     ("btsne", AUTO_APPROX_N + 1, 2, "exact"),  # per-point output bandwidths: no approximate version
     ("umap", AUTO_SGD_N + 1, 2, "sgd"),
     ("largevis", AUTO_SGD_N + 1, 2, "sgd"),
+    (("rklsne", {"symmetrize": "none"}), 5000, 2, "dense"),  # no fused kernels: the dense engine
+    ("gsne", 5000, 2, "exact"),
     ("mmds", 100, 2, "dense"),
     ("umap", 2000, 2, "exact"),
     ("sammon", 2000, 2, "exact"),
@@ -98,8 +100,8 @@ def test_memory_decides_when_the_dense_matrices_do_not_fit(monkeypatch):
 
     monkeypatch.setattr(auto, "available_memory", lambda: 8 * 500**2 * 3)
     knn_tsne = build_method(("tsne", {"inp_kernel": "knn"}), perplexity=10)
-    no_fused = {**ENGINES, "exact": _Claims("nobody")}
-    assert choose_engine(build_method("gsne"), 500, 2, no_fused)[0] == "dense"  # the guard refuses
+    unfused = build_method(("rklsne", {"symmetrize": "none"}))
+    assert choose_engine(unfused, 500, 2, ALL)[0] == "dense"  # the guard will refuse
     assert choose_engine(build_method("sammon"), 500, 2, ALL)[0] == "exact"  # R alone fits
     assert choose_engine(knn_tsne, 500, 2, ALL)[0] == "exact"  # sparse P fits
     monkeypatch.setattr(auto, "available_memory", lambda: 8 * 2000**2 // 2)

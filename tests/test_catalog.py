@@ -45,9 +45,9 @@ def test_what_the_catalog_reports():
     assert engines["tsne"] == ("dense", "exact", "bh", "fft")
     assert engines["ssne"] == ("dense", "exact")  # Gaussian output: no sparse-P approximation
     assert engines["umap"] == ("dense", "exact", "sgd")
-    assert engines["ncvis"] == ("dense", "sgd")
+    assert engines["ncvis"] == ("dense", "exact", "sgd")
     assert engines["wtsne"] == ("dense", "exact")
-    assert engines["gsne"] == ("dense",)
+    assert engines["gsne"] == engines["absne"] == engines["dhssne"] == ("dense", "exact")
     assert set(served_by("sgd")) == {"largevis", "umap", "tumap", "ncvis"}
     assert set(served_by("bh")) == set(served_by("fft")) == {"tsne", "hssne", "bhssne", "skdtsne"}
 
@@ -70,7 +70,7 @@ def test_the_command_line_lists_the_engines(capsys):
 
     assert main(["methods"]) == 0
     out = capsys.readouterr().out
-    assert "engines: dense, exact, bh, fft" in out and "engines: dense, sgd" in out
+    assert "engines: dense, exact, bh, fft" in out and "engines: dense, exact, sgd" in out
     assert main(["methods", "umap"]) == 0
     assert "engines: dense, exact, sgd" in capsys.readouterr().out
 

@@ -19,7 +19,7 @@ import smallvis
 SRC = pathlib.Path(smallvis.__file__).parent.parent
 
 # every engine, on each kernel family it has: exact with the fused 2-D Student-t rows, the general
-# rows (k = 3) and a Gaussian output kernel; threaded runs forced (SERIAL_BELOW = 0) so that 1 and
+# rows (k = 3), a Gaussian output kernel, the AB-divergence's and NCE's passes; threaded runs forced (SERIAL_BELOW = 0) so that 1 and
 # 2 threads both really run the parallel kernels
 SCRIPT = """
 import hashlib, json, logging, sys
@@ -31,6 +31,8 @@ _parallel.SERIAL_BELOW = 0
 X = np.random.default_rng(0).normal(size=(60, 5))
 runs = {"dense": dict(engine="dense"), "exact": dict(engine="exact"),
         "exact-3d": dict(engine="exact", k=3), "exact-ssne": dict(engine="exact", method="ssne"),
+        "exact-absne": dict(engine="exact", method="absne"),
+        "exact-ncvis": dict(engine="exact", method="ncvis"),
         "bh": dict(engine="bh"), "fft": dict(engine="fft"),
         "sgd": dict(engine="sgd", method="umap")}
 out = {}

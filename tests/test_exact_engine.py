@@ -11,7 +11,7 @@ from smallvis.engines import DenseEngine, ExactEngine, resolve_engine
 from smallvis.engines.exact import check_exact_memory, fused_methods, native_form
 from smallvis.engines.exact_kernels import chunk_bounds
 from smallvis.io.data import InputData
-from smallvis.methods import build_method
+from smallvis.methods import REGISTRY, build_method
 from smallvis.methods.base import MethodState
 
 from engine_checks import assert_same, check_exact, claimed, exact_Y, ids, not_defaults, x60
@@ -41,9 +41,14 @@ MIXTURES = ([(name, {"lambda": v}) for name in ("nerv", "snerv") for v in (0.0, 
             + [(name, {"kappa": v}) for name in ("jse", "sjse") for v in (0.0, 1e-4, 0.999, 1.0)]
             + [("nerv", {"inp_kernel": "knn"}), ("jse", {"inp_kernel": "knn"}),
                ("sjse", {"inp_kernel": "knn"}), ("rsrjse", {"inp_kernel": "knn"})])
+# the parameter settings the specs of the AB-divergences (every branch), gsne (lambda), dhssne
+# (alpha) and ncvis (noise model) list for their finite-difference checks
+SPEC_VARIANTS = [(name, variant) for name in ("absne", "abssne", "gsne", "dhssne", "ncvis")
+                 for variant in REGISTRY[name].fd_variants]
 # every method the catalog says the exact engine runs natively (with its defaults: computed from the
 # registry when this module is collected), and the parameter settings above that are not defaults
-CASES = claimed("exact") + not_defaults(FUSED + GENERAL + PAIRS + DISTANCES + ELASTIC + MIXTURES)
+CASES = claimed("exact") + not_defaults(FUSED + GENERAL + PAIRS + DISTANCES + ELASTIC +
+                                        MIXTURES + SPEC_VARIANTS)
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +74,8 @@ def test_matches_the_dense_engine(spec):
 
 @pytest.mark.parametrize("name, params", FUSED[:3] + [("tasne", {}), ("basne", {}),
                                                      ("trmsne", {}), ("nerv", {}), ("bnerv", {}),
-                                                     ("sjse", {})],
+                                                     ("sjse", {}), ("gsne", {}),
+                                                     ("dhssne", {})],
                          ids=lambda v: str(v) if v else "")
 def test_cost_and_gradient_flags(X60, name, params):
     method, state = _prepared(X60, (name, params))
@@ -108,7 +114,10 @@ def test_mixtures_match_dense_with_q_on_the_eps_floor(X60, spec, scale):
 
 
 @pytest.mark.parametrize("spec", ["tsne", "ssne", "asne", "trsrsne", "trmsne", "btsne", "btasne",
-                                  "nerv", "snerv", "bnerv", "rsrnerv", "jse", "sjse", "rsrjse"])
+                                  "gsne", "dhssne", "absne", ("absne", {"alpha": 0.5, "lambda": 1.5}),
+                                  ("absne", {"alpha": 0.0, "lambda": 1.0}), "abssne", "ncvis",
+                                  "nerv", "snerv", "bnerv", "rsrnerv", "jse", "sjse", "rsrjse"],
+                         ids=ids)
 def test_does_not_depend_on_the_number_of_threads(X60, spec):
     import numba
 
@@ -139,7 +148,8 @@ def test_chunks_cover_every_row_with_balanced_pairs(n):
         assert max(pairs) <= n * (n - 1) // 2 / (len(b) - 1) + n
 
 
-@pytest.mark.parametrize("spec", ["gsne", ("largevis", {"symmetrize": "none"})])
+@pytest.mark.parametrize("spec", [("rklsne", {"symmetrize": "none"}),
+                                  ("largevis", {"symmetrize": "none"})], ids=ids)
 def test_methods_without_a_fused_form_fall_back_to_dense(X60, spec, caplog):
     method, state = _prepared(X60, spec)
     assert native_form(method, state) is None
@@ -234,8 +244,9 @@ def test_end_to_end_matches_the_dense_run(iris10, iris10_Y):
 
 
 def test_end_to_end_with_a_fallback_method(iris10, iris10_Y):
-    dense = smallvis(iris10, Y_init=iris10_Y, method="gsne", perplexity=5, eta=0.1, max_iter=50)
-    exact = smallvis(iris10, Y_init=iris10_Y, method="gsne", perplexity=5, eta=0.1, max_iter=50,
+    method = ("rklsne", {"symmetrize": "none"})
+    dense = smallvis(iris10, Y_init=iris10_Y, method=method, perplexity=5, eta=0.1, max_iter=50)
+    exact = smallvis(iris10, Y_init=iris10_Y, method=method, perplexity=5, eta=0.1, max_iter=50,
                      engine="exact")
     np.testing.assert_array_equal(exact, dense)
 
@@ -289,7 +300,8 @@ def test_sammon_with_a_duplicate_point(X60):
     assert_same(dense, exact)
 
 
-@pytest.mark.parametrize("spec", ["largevis", "umap", "jssne", "chsne", "sammon", "ee", "tee"])
+@pytest.mark.parametrize("spec", ["largevis", "umap", "jssne", "chsne", "sammon", "ee", "tee",
+                                  "absne", "abssne", "ncvis"])
 def test_pair_form_cost_and_gradient_flags(X60, spec):
     method, state = _prepared(X60, spec)
     Y = _Y(method, 2)
@@ -310,9 +322,9 @@ def test_fused_methods():
                  "knnmmds", "ee", "tee", "asne", "tasne", "trsrsne", "arsrsne", "trmsne",
                  "tmsne", "btsne", "bssne", "btasne", "basne", "wtsne", "wssne", "bhssne",
                  "ntumap", "cetsne", "usne", "tsneu", "pstsne", "nerv", "snerv", "bnerv",
-                 "rsrnerv", "jse", "sjse", "rsrjse"):
+                 "rsrnerv", "jse", "sjse", "rsrjse", "gsne", "absne", "abssne", "dhssne", "ncvis"):
         assert name in names
-    for name in ("gsne",):
+    for name in ():
         assert name not in names
 
 

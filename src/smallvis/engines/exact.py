@@ -1,6 +1,6 @@
 """The fused exact engine: the dense engine's costs and gradients, computed pair by pair in parallel
 (numba) without (n, n) temporaries beyond the method's input matrices (P, the input distances R,
-ee's repulsion weights, tee's un-normalised affinities).
+ee's repulsion weights, tee's un-normalised affinities, gsne's global affinities).
 
 Methods opt in through one of three hooks:
 
@@ -11,11 +11,18 @@ Methods opt in through one of three hooks:
   tasne, trsrsne, arsrsne, trmsne, tmsne, btsne, bssne, basne, btasne, wtsne, wssne, tsneu,
   pstsne): :func:`.exact_asymmetric_kernels.kl_pair_terms`; two passes each (Z, then forces and
   costs). A constant output precision ``s`` (``FusedForm.scale``, bhssne) is evaluated at the
-  coordinates ``sqrt(s) Y``, the gradient multiplied by ``sqrt(s)``;
+  coordinates ``sqrt(s) Y``, the gradient multiplied by ``sqrt(s)``. The form is read again at every
+  evaluation: dhssne's carries the alpha of its epoch search (the power-form heavy-tailed kernel),
+  and right after a change a ``grad_form`` for the stale weights its first gradient reads. A
+  ``SumForm`` (gsne: t-SNE's KL plus lambda times the KL of its global affinities, not
+  exaggerated, and the inverse Student-t kernel) is evaluated term by term (route ``"sum"``);
 - ``Method.pair_form``: the other costs that are sums of pair terms (largevis, umap, tumap, the
   f-divergences rklsne / jssne / chsne / hlsne, the normalised cross-entropy of ntumap / cetsne,
   mmds / gmmds / ballmmds / knnmmds, smmds, sammon, ee, tee): :mod:`.exact_pairs`, one pass (two
-  for the f-divergences and the normalised cross-entropy, which need Z);
+  for the f-divergences and the normalised cross-entropy, which need Z); the AB-divergence's
+  branches (absne, abssne): :mod:`.exact_ab`, two passes; NCVis's expected NCE cost (ncvis):
+  :mod:`.exact_nce`, a pass per Newton step of its profiled normaliser, then one for the costs and
+  forces;
 - ``Method.mixture_form``: the mixes of forward and reverse KL with a Gaussian Q (nerv, snerv,
   bnerv, rsrnerv, jse, sjse, rsrjse): :mod:`.exact_nerv`, four passes (the log-sum-exp's shift and
   sums, the reverse KL's per-row sums, then the forces).
@@ -196,19 +203,25 @@ class ExactEngine:
         state.data[_PLAN_KEY] = plan
         return plan
 
-    @staticmethod
-    def _dense_plan(method, state, n):
-        from ..methods.base import FusedForm, MixtureForm
+    @classmethod
+    def _dense_plan(cls, method, state, n, form=None):
+        from ..methods.base import FusedForm, MixtureForm, SumForm
 
-        form = native_form(method, state)
+        form = native_form(method, state) if form is None else form
         if form is None:
             return None, "it has no fused form yet"
         if isinstance(form, MixtureForm):
             from .exact_nerv import mixture_plan
 
             return mixture_plan(method, state, form, n)
+        if isinstance(form, SumForm):  # a plan per term
+            parts = [cls._dense_plan(method, state, n, term) for _, term in form.terms]
+            failed = [reason for plan, reason in parts if plan is None]
+            if failed:
+                return None, failed[0]
+            return ("sum", form, tuple(plan for plan, _ in parts)), None
         kl = isinstance(form, FusedForm)
-        names = ["P"] if kl else [form.input] + ([form.weights] if form.weights else [])
+        names = [form.input] + ([form.weights] if not kl and form.weights else [])
         inputs = [state.P if name == "P" else state.data.get(name) for name in names]
         for what, X in zip(names, inputs):
             if not (isinstance(X, np.ndarray) and X.dtype == np.float64 and X.shape == (n, n)
@@ -264,7 +277,11 @@ class ExactEngine:
         if not (cost or grad):
             return None, None
         route, form, X = plan
+        if route in ("kl", "kl-general"):  # the form may follow the method's state (dhssne)
+            form = native_form(method, state)
         f = float(exaggeration)
+        if route == "sum":
+            return self._sum(method, form, state, X, Y, f, cost, grad)
         if route == "sparse-kl":
             if self._sparse_kl is None:
                 from .exact_pairs import ExactSparseKL
@@ -277,13 +294,38 @@ class ExactEngine:
 
             return evaluate_mixture(form, state, X, Y, f, ws, cost=cost, grad=grad)
         if route == "pairs":
-            from .exact_pairs import evaluate_pairs
+            from .exact_pairs import pair_evaluator
 
-            return evaluate_pairs(form, state, X[0], Y, f, ws, cost=cost, grad=grad, X2=X[1])
+            return pair_evaluator(form)(form, state, X[0], Y, f, ws, cost=cost, grad=grad, X2=X[1])
+        if grad and form.grad_form is not None:  # the gradient reads other weights (dhssne)
+            pcost = self._kl_form(method, form, state, X, Y, f, ws, cost, False)[0]
+            G = self._kl_form(method, form.grad_form, state, X, Y, f, ws, False, True)[1]
+            method.grad_form_used(state)
+            return pcost, G
+        return self._kl_form(method, form, state, X, Y, f, ws, cost, grad)
+
+    def _sum(self, method, form, state, plans, Y, f, cost, grad):
+        """A :class:`~smallvis.methods.base.SumForm`: its terms' costs and gradients, weighted and
+        added in order."""
+        pcost = G = None
+        for (weight, term), (_, _, X) in zip(form.terms, plans):
+            c, g = self._kl_form(method, term, state, X, Y, f, self._workspace(*Y.shape), cost,
+                                 grad)
+            if cost:
+                pcost = weight * c if pcost is None else pcost + weight * c
+            if grad:
+                G = weight * g if G is None else G + weight * g
+        return pcost, G
+
+    def _kl_form(self, method, form, state, X, Y, f, ws, cost, grad):
+        """KL of one fused form: the ``"kl"`` pass (symmetric P) or the general one; an input other
+        than P is not exaggerated."""
+        if form.input != "P":
+            f = 1.0
         root = 1.0 if form.scale == 1.0 else np.sqrt(form.scale)
         if root != 1.0:  # w(s d2) at Y is w(d2) at sqrt(s) Y: the gradient is sqrt(s) times the
             Y = root * Y  # one there
-        if route == "kl-general":
+        if not form.plain:
             z = method.output_normaliser(state, f) if form.fixed_z else None
             pcost, G = self._kl_general(form, state, X, Y, f, z, ws, cost, grad)
         else:
@@ -309,7 +351,8 @@ class ExactEngine:
                       ws("cbuf", chunks, n), G, cross)
         pcost = None
         if cost:
-            const = state.cached("plogp_exact", f, lambda: kern.plogp_rows(P, f, form.eps))
+            key = "plogp_exact" if form.input == "P" else ("plogp_exact", form.input)
+            const = state.cached(key, f, lambda: kern.plogp_rows(P, f, form.eps))
             pcost = const - cross
         return pcost, (G if grad else None)
 

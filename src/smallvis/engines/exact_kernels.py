@@ -1,8 +1,9 @@
 """Numba kernels of the fused exact engine (compiled on first use and cached on disk).
 
-KL(P || W/Z) with a symmetric P and a symmetric output kernel (Student-t, Gaussian, heavy-tailed
-or UMAP's curve, with the parameters of :func:`kernel_params`), evaluated pair by pair without any
-(n, n) temporary: every unordered pair ``i < j`` is visited once (upper triangle).
+KL(P || W/Z) with a symmetric P and a symmetric output kernel (Student-t, Gaussian, heavy-tailed,
+UMAP's curve, g-SNE's inverse Student-t or dhssne's power form of the heavy-tailed kernel, with the
+parameters of :func:`kernel_params`), evaluated pair by pair without any (n, n) temporary: every
+unordered pair ``i < j`` is visited once (upper triangle).
 
 Reproducible in parallel without locks, whatever the number of threads:
 
@@ -29,13 +30,16 @@ from .._util.sums import pairwise_sum
 N_CHUNKS = 32
 
 T_KERNEL, GAUSSIAN_KERNEL, HEAVY_TAILED_KERNEL, UMAP_KERNEL = 0, 1, 2, 3
+# w = 1 + d2 (g = -1/(1 + d2)); w = (alpha d2 + 1)^(-1/alpha) as a power, g = w^b (dhssne)
+INVERSE_T_KERNEL, POWER_HEAVY_KERNEL = 4, 5
 # slots of the kernel parameter vector ``kp`` (:func:`kernel_params`)
 KP_ALPHA, KP_A, KP_B, KP_GR_EPS = range(4)
 
 
 def kernel_params(alpha=1.0, a=1.0, b=1.0, gr_eps=0.0) -> np.ndarray:
     """The kernel parameter vector ``kp`` of the kernels: the heavy-tailed kernel's ``alpha``; the
-    UMAP curve's ``a``, ``b`` and its softening ``gr_eps``."""
+    UMAP curve's ``a``, ``b`` and its softening ``gr_eps``; the power form's ``alpha`` and the
+    exponent ``b`` of its gradient factor ``g = w^b``."""
     kp = np.zeros(4)
     kp[KP_ALPHA], kp[KP_A], kp[KP_B], kp[KP_GR_EPS] = alpha, a, b, gr_eps
     return kp
@@ -76,6 +80,21 @@ def _row_d2(Yt, i, d2):
 
 
 @njit(cache=True, error_model="numpy")
+def power(x, e):
+    """``x ** e`` as NumPy computes it for a scalar exponent: its special cases (``e`` = 1, 2, 0.5,
+    -1: the value itself, a square, a square root, a reciprocal), else ``pow``."""
+    if e == 1.0:
+        return x
+    if e == 2.0:
+        return x * x
+    if e == 0.5:
+        return math.sqrt(x)
+    if e == -1.0:
+        return 1.0 / x
+    return math.pow(x, e)
+
+
+@njit(cache=True, error_model="numpy")
 def umap_weight(a, b, x):
     """UMAP's curve ``1 / (1 + a x^b)`` at ``x = max(d2, 0)`` (the dense engine's expression)."""
     return 1.0 / (1.0 + a * math.pow(x, b)) if x > 0.0 else 1.0
@@ -96,6 +115,14 @@ def _row_weight_sum(code, kp, d2, m):
         inv_alpha = 1.0 / alpha
         for j in range(m):
             d2[j] = math.exp(-math.log1p(alpha * d2[j]) * inv_alpha)
+    elif code == INVERSE_T_KERNEL:
+        for j in range(m):
+            d2[j] = 1.0 + d2[j]
+    elif code == POWER_HEAVY_KERNEL:
+        alpha = kp[KP_ALPHA]
+        exponent = -1.0 / alpha
+        for j in range(m):
+            d2[j] = power(alpha * d2[j] + 1.0, exponent)
     else:
         a, b = kp[KP_A], kp[KP_B]
         for j in range(m):
@@ -232,6 +259,26 @@ def _row_q_stiffness(code, kp, clamp, eps, inv_z, four_f, prow, d2, q, kk, m, wa
             q[j] = qj
             if want_grad:
                 kk[j] = (four_f * prow[j] - 4.0 * qj) / (1.0 + ad2)
+    elif code == INVERSE_T_KERNEL:  # w = 1 + d2, g = -1 / (1 + d2)
+        for j in range(m):
+            w = 1.0 + d2[j]
+            qj = w * inv_z
+            if clamp and qj < eps:
+                qj = eps
+            q[j] = qj
+            if want_grad:
+                kk[j] = (four_f * prow[j] - 4.0 * qj) * (-1.0 / w)
+    elif code == POWER_HEAVY_KERNEL:  # dhssne's power form: g = w^b
+        alpha, b = kp[KP_ALPHA], kp[KP_B]
+        exponent = -1.0 / alpha
+        for j in range(m):
+            w = power(alpha * d2[j] + 1.0, exponent)
+            qj = w * inv_z
+            if clamp and qj < eps:
+                qj = eps
+            q[j] = qj
+            if want_grad:
+                kk[j] = (four_f * prow[j] - 4.0 * qj) * power(w, b)
     else:  # UMAP's curve: g = b (1 - w) / (d2 + gr_eps)
         a, b, gr_eps = kp[KP_A], kp[KP_B], kp[KP_GR_EPS]
         for j in range(m):

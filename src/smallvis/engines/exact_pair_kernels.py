@@ -31,6 +31,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
+from .exact_ab_kernels import AB_BASE, row_ab
 from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
 
 # divergences (the row function to call)
@@ -279,6 +280,8 @@ def _row_elastic(div, prm, xrow, vrow, d2, kk, cc, m, want_cost, want_grad):
 
 @njit(cache=True, error_model="numpy")
 def _row_terms(div, wk, prm, xrow, x2row, d2, kk, k2, cc, m, want_cost, want_grad):
+    if div >= AB_BASE:  # the AB-divergence's branches (.exact_ab_kernels)
+        return row_ab(div - AB_BASE, wk, prm, xrow, d2, kk, k2, cc, m)
     if div == KL_REPULSION:
         return _row_kl_repulsion(wk, prm, d2, kk, m)
     if div == LARGEVIS:

@@ -105,6 +105,23 @@ def csr_parts(P):
     return csr_arrays(sparse.csr_matrix(P, dtype=np.float64))
 
 
+def pair_evaluator(form):
+    """The function that evaluates a pair form: :func:`evaluate_pairs`, or the AB-divergence's
+    (:func:`.exact_ab.evaluate_ab`) and NCE's (:func:`.exact_nce.evaluate_nce`), with the same
+    arguments."""
+    from .exact_ab import DIVERGENCES as AB_DIVERGENCES
+
+    if form.divergence in AB_DIVERGENCES:
+        from .exact_ab import evaluate_ab
+
+        return evaluate_ab
+    if form.divergence == "nce":
+        from .exact_nce import evaluate_nce
+
+        return evaluate_nce
+    return evaluate_pairs
+
+
 def evaluate_pairs(form, state, X, Y, f, ws, *, cost, grad, X2=None):
     """``(pcost (n,) or None, gradient (n, k) or None)`` of a pair form at ``Y``.
 

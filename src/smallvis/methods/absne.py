@@ -66,7 +66,8 @@ from .._util.names import match_name
 from ..affinity import TRUE_SYMMETRIZE
 from ..io.distances import squared_distances
 from .kernels import Gaussian, OutputKernel, StudentT
-from .base import EPS, Method, MethodSpec, StepRule, affinity_recipe, check_range, lambda_param
+from .base import (EPS, Method, MethodSpec, PairForm, StepRule, affinity_recipe, check_range,
+                   lambda_param)
 from .divergences import output_probabilities
 from .elementwise import logm, powm
 
@@ -86,6 +87,12 @@ def _nudge(value: float) -> float:
 
 class _Branch:
     name = "absne"
+    alpha = beta = lam = 0.0
+
+    def form_params(self) -> tuple:
+        """The pair form's ``params``: ``(alpha, beta, lambda, floor_p, split_beta,
+        split_lambda)``."""
+        return (self.alpha, self.beta, self.lam, True, False, False)
 
     def constants(self, P, eps):  # pragma: no cover - interface
         raise NotImplementedError
@@ -100,7 +107,7 @@ class _AlphaMinusBeta(_Branch):
     name = "absneamb"
 
     def __init__(self, alpha):
-        self.alpha = alpha
+        self.alpha, self.beta = alpha, -alpha
 
     def constants(self, P, eps):
         Pa = powm(np.maximum(P, eps), self.alpha)
@@ -126,7 +133,7 @@ class _BetaZero(_Branch):
     name = "absneb0"
 
     def __init__(self, alpha):
-        self.alpha = alpha
+        self.alpha = self.lam = alpha
 
     def constants(self, P, eps):
         Pc = np.maximum(P, eps)
@@ -150,7 +157,7 @@ class _AlphaZero(_Branch):
     name = "absnea0"
 
     def __init__(self, beta):
-        self.beta = beta
+        self.beta = self.lam = beta
 
     def constants(self, P, eps):
         Pb = np.maximum(powm(np.maximum(P, eps), self.beta), eps)  # diagonal floored to eps too
@@ -194,6 +201,10 @@ class _General(_Branch):
 
     def __init__(self, alpha, beta, lam, clamp_p):
         self.alpha, self.beta, self.lam, self.clamp_p = alpha, beta, lam, clamp_p
+
+    def form_params(self):
+        return (self.alpha, self.beta, self.lam, self.clamp_p, abs(self.beta) < _SPLIT,
+                abs(self.lam) < _SPLIT)
 
     def constants(self, P, eps):
         if self.clamp_p:
@@ -278,6 +289,15 @@ class ABEmbedding(Method):
             K *= scale
             np.fill_diagonal(K, 0.0)
         return pcost, K
+
+    def pair_form(self, state):
+        """The fused exact engine's description: the branch (its name), its parameters and the
+        output weight (Student-t, or Gaussian with Q floored at eps)."""
+        weight = {StudentT: "t", Gaussian: "gaussian"}.get(type(self.kernel))
+        if weight is None:
+            return None
+        return PairForm(self.branch.name, weight=weight, eps=self.eps,
+                        params=self.branch.form_params())
 
     def export(self, state, name, Y):
         if name == "Q":

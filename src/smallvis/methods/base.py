@@ -87,7 +87,10 @@ class FusedForm:
 
     ``kernel``: 0 Student-t ``1/(1 + d2)``, 1 Gaussian ``exp(-d2)``, 2 heavy-tailed
     ``(alpha d2 + 1)^(-1/alpha)``, 3 UMAP's curve ``1/(1 + a d2^b)`` (its gradient factor
-    ``b (1 - w) / (d2 + gr_eps)``); ``clamp_q``: Q is floored at ``eps`` (off the diagonal).
+    ``b (1 - w) / (d2 + gr_eps)``), 4 the inverse Student-t ``1 + d2`` (``g = -1/(1 + d2)``,
+    g-SNE's global term), 5 the heavy-tailed kernel in dhssne's power form, alpha unfloored, with
+    ``g = w^b`` (``b = alpha`` but for dhssne's stale weights); ``clamp_q``: Q is floored at
+    ``eps`` (off the diagonal).
     ``normalisation``: Q normalised over the whole matrix (``"matrix"``) or per row (``"row"``);
     ``symmetric_p``: P is symmetric; ``scale``: a constant output precision, the kernel evaluated
     at ``scale * d2`` (bhssne); ``bandwidths``: the kernel is evaluated at ``beta_i d2_ij`` with
@@ -96,6 +99,10 @@ class FusedForm:
     ``Method.output_weights`` (the importance of weighted t-SNE). The original's quirks of tsneu and
     pstsne: ``exaggerate_forces=False``, the forces use P without the exaggeration (the cost with
     it); ``fixed_z``: Z is not ``sum W`` but ``Method.output_normaliser(state, exaggeration)``.
+    ``input``: the matrix KL compares with, ``"P"`` (``state.P``, times the exaggeration) or a key
+    of ``state.data`` (not exaggerated: g-SNE's global affinities); ``grad_form``: the form whose
+    weights and normaliser the next gradient reads instead of this one's (dhssne right after an
+    epoch), after which the engine calls ``Method.grad_form_used``; None: this one's.
     """
 
     kernel: int
@@ -112,6 +119,8 @@ class FusedForm:
     point_weights: bool = False
     exaggerate_forces: bool = True
     fixed_z: bool = False
+    input: str = "P"
+    grad_form: FusedForm | None = None
 
     @property
     def plain(self) -> bool:
@@ -119,6 +128,15 @@ class FusedForm:
         weights (what the sparse-P engines serve for their kernels)."""
         return (self.symmetric_p and self.normalisation == "matrix" and not self.bandwidths
                 and not self.point_weights and self.exaggerate_forces and not self.fixed_z)
+
+
+@dataclass(frozen=True)
+class SumForm:
+    """A cost that is a weighted sum of KL terms (``Method.fused_form`` of g-SNE): ``terms``, a
+    tuple of ``(weight, FusedForm)``, each form on its own ``input`` matrix."""
+
+    terms: tuple
+    plain = False  # never a single KL: the sparse-P engines do not serve it
 
 
 @dataclass(frozen=True)
@@ -148,6 +166,14 @@ class PairForm:
     dropped when stretched beyond ``|R|`` (knnmmds: the non-neighbours); ``norm``: the cost's
     normaliser (sammon: ``sum R``; tee: ``N``). Values derived from the data are NaN before
     ``prepare``.
+
+    ``params``: a divergence's own parameters. The AB-divergence in the branches of
+    :mod:`smallvis.methods.absne` (``"absne"`` general, ``"absneb0"``, ``"absneamb"``,
+    ``"absnea0"``, ``"absne00"``; weight ``"t"`` or ``"gaussian"``, ``exp(-d2)`` with Q floored at
+    ``eps``): ``(alpha, beta, lambda, floor_p, split_beta, split_lambda)`` (P floored at eps in
+    the general branch; ``Q^beta``, ``Q^lambda`` in the ``1 + expm1(x log Q)`` form). NCVis's
+    expected NCE cost with its log-normaliser profiled out (``"nce"``, weight ``"umap"``; the
+    noise row masses in ``state.data["row_mass"]``): ``(noise_ratio, corrected)``.
     """
 
     divergence: str
@@ -163,6 +189,7 @@ class PairForm:
     weights: str | None = None
     signed_drop: bool = False
     norm: float = 1.0
+    params: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -269,20 +296,26 @@ class Method:
 
     # -- hooks ----------------------------------------------------------------------------------
     def on_epoch(self, Y: np.ndarray, state: MethodState, iteration: int, cost: float, *,
-                 exaggeration: float = 1.0) -> None:
+                 exaggeration: float = 1.0, pcost: Callable | None = None) -> None:
         """Called after every epoch's bookkeeping and stopping tests (dynamic methods adapt here).
 
-        ``cost`` is the epoch's cost at ``Y`` under the current ``exaggeration``.
+        ``cost`` is the epoch's cost at ``Y`` under the current ``exaggeration``; ``pcost(Y)``: the
+        per-point costs at ``Y`` under it by the run's engine (None: the dense evaluation).
         """
 
     def stochastic_plan(self) -> StochasticPlan | None:
         """How the SGD engine runs this method (None: it cannot)."""
         return None
 
-    def fused_form(self, state: MethodState) -> FusedForm | None:
+    def fused_form(self, state: MethodState) -> FusedForm | SumForm | None:
         """How the fused exact engine evaluates this method without n x n temporaries (None: it
-        cannot, and that engine falls back to the dense evaluation)."""
+        cannot, and that engine falls back to the dense evaluation); a :class:`SumForm` for a sum
+        of KL terms."""
         return None
+
+    def grad_form_used(self, state: MethodState) -> None:
+        """Called by an engine after a gradient that read the ``grad_form`` of the method's fused
+        form (dhssne's stale weights are read once)."""
 
     def pair_form(self, state: MethodState) -> PairForm | None:
         """How the fused exact engine evaluates this method's non-KL cost pair by pair (None: it

@@ -75,7 +75,7 @@ class UnnormalisedTSNE(Method):
             K = (4.0 / N) * W * (V - Q * N)
         return pcost, K
 
-    def on_epoch(self, Y, state, iteration, cost, *, exaggeration=1.0):
+    def on_epoch(self, Y, state, iteration, cost, *, exaggeration=1.0, pcost=None):
         if self.frozen_z:
             self._z(None, state, exaggeration)  # a pending reset happens first, as in the original
             state.data["Z"] = t_weight_total(Y)
@@ -165,19 +165,39 @@ class DynamicHSSNE(KLEmbedding):
                                   cost=False, grad=True)[1]
         return pcost, K
 
-    def on_epoch(self, Y, state, iteration, cost, *, exaggeration=1.0):
-        d2 = squared_distances(Y)
+    def on_epoch(self, Y, state, iteration, cost, *, exaggeration=1.0, pcost=None):
+        if pcost is None:  # the dense evaluation
+            d2 = squared_distances(Y)
+
+            def pcost(_):
+                return super(DynamicHSSNE, self).terms(d2, state, exaggeration, cost=True,
+                                                       grad=False)[0]
+
         current = state.data["alpha"]
         candidates = [current + 0.1, current - 0.1]
         costs = []
         for alpha in candidates:
             state.data["alpha"] = alpha
             with np.errstate(all="ignore"):
-                c = float(np.sum(super().terms(d2, state, exaggeration, cost=True, grad=False)[0]))
+                c = float(np.sum(pcost(Y)))
             costs.append(c if np.isfinite(c) else np.inf)
         best = int(np.argmin(costs + [cost]))
         state.data["alpha"] = (candidates + [current])[best]
         state.data["epoch_alpha"] = current  # the alpha of the weights the next gradient reads
+
+    def fused_form(self, state):
+        """The fused exact engine's description: KL with the power-form heavy-tailed kernel at the
+        current alpha; right after an epoch that changed alpha, the gradient's form reads the
+        weights of the epoch's alpha with the new exponent (``grad_form``)."""
+        alpha = state.data.get("alpha", self.kernel.alpha)
+        stale = state.data.get("epoch_alpha")
+        grad_form = None
+        if stale is not None and stale != alpha:
+            grad_form = FusedForm(5, alpha=stale, b=alpha, eps=self.eps)
+        return FusedForm(5, alpha=alpha, b=alpha, eps=self.eps, grad_form=grad_form)
+
+    def grad_form_used(self, state):
+        state.data.pop("epoch_alpha", None)
 
     def export(self, state, name, Y):
         if name == "alpha":

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .kernels import InverseStudentT, StudentT
-from .base import EPS, MethodSpec, affinity_recipe, check_range, lambda_param
+from .base import EPS, FusedForm, MethodSpec, SumForm, affinity_recipe, check_range, lambda_param
 from .divergences import KL, plogp_constant
 from .sne import KLEmbedding
 
@@ -49,6 +49,16 @@ class GlobalSNE(KLEmbedding):
         if grad:
             K += lam * K_g
         return pcost, K
+
+    def fused_form(self, state):
+        """The fused exact engine's description: t-SNE's KL plus lambda times the KL between the
+        global affinities (not exaggerated) and the inverse Student-t weights (t-SNE's alone for
+        ``lambda = 0``)."""
+        tsne = FusedForm(0, eps=self.eps)
+        lam = self.params["lambda"]
+        if lam == 0.0:
+            return tsne
+        return SumForm(((1.0, tsne), (lam, FusedForm(4, eps=self.eps, input="P_global"))))
 
 
 def gsne(perplexity=30.0, inp_kernel="gaussian", eps=EPS, **params):

@@ -55,7 +55,7 @@ from scipy.special import expit
 
 from .._util.names import InvalidNameError, match_name
 from ..io.distances import squared_distances
-from .base import EPS, Method, MethodSpec, StochasticPlan, affinity_recipe, check_range
+from .base import EPS, Method, MethodSpec, PairForm, StochasticPlan, affinity_recipe, check_range
 
 NOISE_PLANS = ("cubic", "constant")
 
@@ -115,37 +115,9 @@ class _Pairs:
 
     def solve(self, Q0: float | None = None, tol: float = Q_TOL) -> float:
         """The unique root of ``dC/dQ`` (safeguarded Newton; bisection when Newton leaves the bracket)."""
-        if not (self.pos_sum > 0 and self.neg_sum > 0):
-            raise ValueError("the NCE normaliser needs positive data and noise mass (P must not be "
-                             "zero)")
+        _check_masses(self.pos_sum, self.neg_sum)
         Q = self.initial_guess() if Q0 is None or not np.isfinite(Q0) else float(Q0)
-        lo, hi = -np.inf, np.inf
-        expand = 1.0
-        for _ in range(_MAX_NEWTON):
-            F, dF = self.dQ(Q)
-            if F == 0.0:
-                return Q
-            if F > 0.0:
-                hi = Q
-            else:
-                lo = Q
-            if hi - lo <= tol:
-                return 0.5 * (lo + hi)
-            step = F / dF if dF > 0.0 else np.inf
-            if abs(step) < tol:  # converged (the step may not even change Q in floating point)
-                return Q - step
-            step = float(np.clip(step, -_MAX_STEP, _MAX_STEP)) if np.isfinite(step) else None
-            new = None if step is None else Q - step
-            if new is None or not (lo < new < hi):
-                if np.isfinite(lo) and np.isfinite(hi):
-                    new = 0.5 * (lo + hi)
-                else:  # one side still open: move towards it in growing steps
-                    new = Q + expand if F < 0.0 else Q - expand
-                    expand *= 2.0
-            if abs(new - Q) < tol:
-                return new
-            Q = new
-        return Q if not (np.isfinite(lo) and np.isfinite(hi)) else 0.5 * (lo + hi)
+        return newton_root(self.dQ, Q, tol)
 
     # -- cost and forces at fixed Q ---------------------------------------------------------------
     def evaluate(self, Q: float, *, cost=True, grad=True):
@@ -163,6 +135,57 @@ class _Pairs:
             G = self.g * f
             K = 2.0 * (G + G.T)
         return pcost, K, float(f.sum())
+
+
+def _check_masses(pos_sum, neg_sum):
+    if not (pos_sum > 0 and neg_sum > 0):
+        raise ValueError("the NCE normaliser needs positive data and noise mass (P must not be "
+                         "zero)")
+
+
+def newton_root(dQ, Q: float, tol: float = Q_TOL) -> float:
+    """The unique root of an increasing ``dC/dQ`` from ``Q`` (safeguarded Newton; bisection when
+    Newton leaves the bracket); ``dQ(Q)`` gives ``dC/dQ`` and ``d2C/dQ2`` (the dense engine's
+    :class:`_Pairs`, or an engine's pass over the pairs)."""
+    lo, hi = -np.inf, np.inf
+    expand = 1.0
+    for _ in range(_MAX_NEWTON):
+        F, dF = dQ(Q)
+        if F == 0.0:
+            return Q
+        if F > 0.0:
+            hi = Q
+        else:
+            lo = Q
+        if hi - lo <= tol:
+            return 0.5 * (lo + hi)
+        step = F / dF if dF > 0.0 else np.inf
+        if abs(step) < tol:  # converged (the step may not even change Q in floating point)
+            return Q - step
+        step = float(np.clip(step, -_MAX_STEP, _MAX_STEP)) if np.isfinite(step) else None
+        new = None if step is None else Q - step
+        if new is None or not (lo < new < hi):
+            if np.isfinite(lo) and np.isfinite(hi):
+                new = 0.5 * (lo + hi)
+            else:  # one side still open: move towards it in growing steps
+                new = Q + expand if F < 0.0 else Q - expand
+                expand *= 2.0
+        if abs(new - Q) < tol:
+            return new
+        Q = new
+    return Q if not (np.isfinite(lo) and np.isfinite(hi)) else 0.5 * (lo + hi)
+
+
+def profile_logz(state, dQ, guess, pos_sum: float, neg_sum: float) -> float:
+    """``Q*``, the root of ``dQ`` (:func:`newton_root`), warm-started from ``state.data["Q"]`` (else
+    from ``guess()``) and kept there and as ``"logZ"``; ``pos_sum``, ``neg_sum``: the data and
+    noise masses (both must be positive)."""
+    _check_masses(pos_sum, neg_sum)
+    Q0 = state.data.get("Q")
+    Q = guess() if Q0 is None or not np.isfinite(Q0) else float(Q0)
+    Q = newton_root(dQ, Q)
+    state.data["Q"] = state.data["logZ"] = Q  # "Q" warm-starts the next solve
+    return Q
 
 
 def nce_terms(d2, P, Q, *, a, b, nu, corrected, noise=None):
@@ -232,9 +255,14 @@ class NCVis(Method):
                       noise=state.data["row_mass"])
 
     def _profile(self, pairs, state):
-        Q = pairs.solve(state.data.get("Q"))
-        state.data["Q"] = state.data["logZ"] = Q  # "Q" warm-starts the next solve
-        return Q
+        return profile_logz(state, pairs.dQ, pairs.initial_guess, pairs.pos_sum, pairs.neg_sum)
+
+    def pair_form(self, state):
+        """The fused exact engine's description: the expected NCE cost with UMAP's curve, the
+        noise ratio and the noise model; its normaliser is profiled with :func:`profile_logz`."""
+        p = self.params
+        return PairForm("nce", weight="umap", a=p["a"], b=p["b"], eps=self.eps,
+                        params=(float(p["noise_ratio"]), bool(p["corrected"])))
 
     def terms(self, d2, state, exaggeration, *, cost, grad):
         pairs = self._pairs(d2, state, exaggeration)

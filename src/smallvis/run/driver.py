@@ -217,7 +217,8 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
                 start_late = it + 1
                 max_iter = start_late + length
         old_cost = cost
-        method.on_epoch(Y, state, it, cost, exaggeration=objective.exaggeration)
+        method.on_epoch(Y, state, it, cost, exaggeration=objective.exaggeration,
+                        pcost=getattr(objective, "epoch_pcost", None))
 
     objective.exaggeration = 1.0
     return RunOutcome(Y=recentre(Y), iter=it, G2norm=G2, itercosts=itercosts,

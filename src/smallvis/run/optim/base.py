@@ -27,6 +27,11 @@ class Objective:
         f = self.exaggeration if exaggeration is None else exaggeration
         return self.engine.evaluate(self.method, self.state, Y, f, grad=False)[0]
 
+    def epoch_pcost(self, Y: np.ndarray) -> np.ndarray:
+        """Per-point costs at ``Y`` with the current exaggeration, not counted as an evaluation of
+        the optimiser (a method's epoch hook: dhssne's alpha search)."""
+        return self.engine.evaluate(self.method, self.state, Y, self.exaggeration, grad=False)[0]
+
     def value_and_gradient(self, Y: np.ndarray) -> tuple[float, np.ndarray]:
         """Total cost and gradient at ``Y`` from one evaluation (line searches)."""
         self.counts["fn"] += 1

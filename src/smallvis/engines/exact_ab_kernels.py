@@ -1,0 +1,154 @@
+"""Numba kernels of the fused exact engine for the AB-divergence (absne, abssne; compiled on first
+use and cached on disk): the row function :func:`row_ab`, which
+:func:`.exact_pair_kernels.pair_pass` calls for the divergence codes from ``AB_BASE`` on, and the
+per-point constants :func:`ab_constants`.
+
+With ``p = f P_ij`` and ``q = w / Z`` (the Student-t weight, ``g = w``, or the Gaussian, ``g = 1``
+and ``q`` floored at ``eps``), each branch of :mod:`smallvis.methods.absne` is a pair term ``A``
+and a cost term of ``p`` and ``q``; the stiffness ``K = c g (A - q S)`` needs the global sum
+``S = sum A``, known only after the pass, so the row function gives ``kk = c g A``, ``k2 = g q``
+(the forces of ``k2`` come back apart: ``G = G_kk - c S G_k2``) and its share of ``S`` (the part
+of ``S`` that depends on ``Y``; the rest comes from the constants). The Y-independent parts of the
+per-point costs (sums over ``j`` of terms of ``p`` alone) are :func:`ab_constants`' rows, computed
+once per exaggeration as the dense engine's cached constants are.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import prange
+
+from .._util.jit import njit
+from .._util.sums import pairwise_sum
+from .exact_kernels import GAUSSIAN_KERNEL, power
+
+# divergence codes of .exact_pair_kernels.pair_pass: AB_BASE + branch
+AB_BASE = 30
+# branches of smallvis.methods.absne (their names are the pair forms' divergences)
+GENERAL, BETA0, LAMBDA0, ALPHA0, ZERO = range(5)
+BRANCHES = {"absne": GENERAL, "absneb0": BETA0, "absneamb": LAMBDA0, "absnea0": ALPHA0,
+            "absne00": ZERO}
+# slots of the parameter vector: the exaggeration, eps, 1 / Z, alpha, beta, lambda, the offsets
+# (0 or 1) of the expm1 forms of Q^beta and Q^lambda, P floored at eps (the general branch)
+F, EPS, INV_Z, ALPHA, BETA, LAM, OB, OL, FLOOR = range(9)
+N_PARAMS = 9
+
+
+@njit(cache=True, error_model="numpy")
+def _pow_part(q, x, split):
+    """``Q^x`` less the offset 1 of the expm1 form (``split``) or whole."""
+    return math.expm1(x * math.log(q)) if split else power(q, x)
+
+
+@njit(cache=True, error_model="numpy")
+def row_ab(branch, wk, prm, xrow, d2, kk, k2, cc, m):
+    """One row's pairs: ``kk = c g A``, ``k2 = g q``, ``cc`` the Y-dependent cost term, and the
+    row's share of ``S`` (returned; ``d2`` is overwritten by its terms). ``wk``: the output weight
+    (:data:`.exact_kernels.T_KERNEL` or ``GAUSSIAN_KERNEL``)."""
+    f, eps, inv_z = prm[F], prm[EPS], prm[INV_Z]
+    a, b, lam = prm[ALPHA], prm[BETA], prm[LAM]
+    ob, ol, floor = prm[OB], prm[OL], prm[FLOOR] != 0.0
+    gauss = wk == GAUSSIAN_KERNEL
+    for j in range(m):
+        if gauss:
+            q = math.exp(-d2[j]) * inv_z
+            if q < eps:
+                q = eps
+            g = 1.0
+        else:
+            g = 1.0 / (1.0 + d2[j])
+            q = g * inv_z
+        p = f * xrow[j]
+        if branch == GENERAL:  # c = Q^l / (a l) - P^a Q^b / (a b); A = P^a Q^b - Q^l
+            pp = max(p, eps) if floor else p
+            pa = power(pp, a)
+            mb = _pow_part(q, b, ob != 0.0)
+            ml = _pow_part(q, lam, ol != 0.0)
+            pamb = pa * mb
+            cc[j] = ml / (a * lam) - pamb / (a * b)
+            A = pamb - ml
+            if ob != 0.0:
+                A += pa
+            if ol != 0.0:
+                A -= ol
+            s = A
+            scale = 4.0 / a
+        elif branch == BETA0:  # c = (Q^a - P^a log Q^a) / a^2; A = P^a - Q^a; S = sum P^a - sum Q^a
+            pa = power(max(p, eps), a)
+            qa = power(q, a)
+            cc[j] = (qa - pa * math.log(qa)) / (a * a)
+            A = pa - qa
+            s = qa
+            scale = 4.0 / a
+        elif branch == LAMBDA0:  # R = P^a / Q^a; c = (log Q^a + R) / a^2; A = R - 1
+            pa = power(max(p, eps), a)
+            qa = power(q, a)
+            r = pa / qa if qa > 0.0 else pa
+            cc[j] = (math.log(qa) + r) / (a * a)
+            A = r - 1.0
+            s = r
+            scale = 4.0 / a
+        elif branch == ALPHA0:  # c = (Q^b log Q^b - Q^b log P^b - Q^b) / b^2; A = Q^b log(P^b/Q^b)
+            lpb = math.log(max(power(max(p, eps), b), eps))
+            qb = power(q, b)
+            qlq = qb * math.log(qb)
+            qlp = qb * lpb
+            cc[j] = (qlq - qlp - qb) / (b * b)
+            A = qlp - qlq
+            s = A
+            scale = 4.0 / b
+        else:  # log-Euclidean: A = log P - log Q; c = A^2 / 2
+            A = math.log(max(p, eps)) - math.log(q)
+            cc[j] = 0.5 * A * A
+            s = A
+            scale = 4.0
+        kk[j] = scale * g * A
+        k2[j] = g * q
+        d2[j] = s
+    return pairwise_sum(d2, m)
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def ab_constants(P, branch, prm):
+    """Per point (rows, P symmetric: the dense engine's column sums), over ``j != i``: column 0 the
+    Y-independent part of the cost, column 1 ``sum_j P^alpha`` (the constant part of ``S`` in the
+    ``beta = 0`` branch). Rows are independent: the result does not depend on the threads."""
+    n = P.shape[0]
+    f, eps = prm[F], prm[EPS]
+    a, b, lam = prm[ALPHA], prm[BETA], prm[LAM]
+    floor = prm[FLOOR] != 0.0
+    out = np.zeros((n, 2))
+    for i in prange(n):
+        s1 = 0.0
+        s2 = 0.0
+        for j in range(n):
+            if j == i:
+                continue
+            p = f * P[i, j]
+            if branch == GENERAL:  # sum P^lambda, sum P^alpha
+                pp = max(p, eps) if floor else p
+                s1 += power(pp, lam)
+                s2 += power(pp, a)
+            elif branch == BETA0:  # sum Pc log P^a, sum P^a (Pc = max(P, eps))
+                pc = max(p, eps)
+                pa = power(pc, a)
+                s1 += pc * math.log(pa)
+                s2 += pa
+            elif branch == LAMBDA0:  # sum log max(P^a, eps)
+                s1 += math.log(max(power(max(p, eps), a), eps))
+            elif branch == ALPHA0:  # sum max(P^b, eps)
+                s1 += max(power(max(p, eps), b), eps)
+        if branch == GENERAL:
+            out[i, 0] = (s1 / (b * lam) - prm[OB] * s2 / (a * b)
+                         + prm[OL] * (n - 1) / (a * lam))
+            out[i, 1] = s2
+        elif branch == BETA0:
+            out[i, 0] = (s1 - s2) / (a * a)
+            out[i, 1] = s2
+        elif branch == LAMBDA0:
+            out[i, 0] = (-s1 - n) / (a * a)
+        elif branch == ALPHA0:  # the diagonal's max(0, eps) included, as the dense constant
+            out[i, 0] = (s1 + eps) / (b * b)
+    return out

@@ -1,0 +1,168 @@
+"""Numba kernels of the fused exact engine for NCVis's expected NCE cost (compiled on first use and
+cached on disk; the formulas of :mod:`smallvis.methods.ncvis`).
+
+Per ordered pair, with ``x = d_ij^2``, ``qhat = 1 / (1 + a x^b)``, the logit
+``t_ij = log qhat - log(nu pi_i) - Q`` (evaluated as ``e^t = qhat ec_i`` with the per-point
+``ec_i = e^(-Q) / (nu pi_i)``: no logarithm or exponential per pair in the profile's passes), the
+data weight ``p = f P_ij`` (P symmetric) and the noise weight ``s_i = nu p_i / (n - 1)`` of the
+pair's head:
+
+- cost ``p softplus(-t_ij) + s_i softplus(t_ij)`` (to point i),
+- ``dC/dQ`` term ``p (1 - sigma_ij) - s_i sigma_ij``, ``d2C/dQ2`` term
+  ``(p + s_i) sigma_ij (1 - sigma_ij)`` (``sigma = expit(t)``),
+- stiffness ``K_ij = 2 g (f_ij + f_ji)`` with ``g = a b x^b qhat / x`` (0 at ``x = 0``),
+
+a pair with neither data nor noise weight contributing nothing. Each unordered pair is visited
+once, for both of its directions; fixed chunks and per-chunk partial sums added in chunk order (the
+chunking of :mod:`.exact_kernels`), so the numbers do not depend on the number of threads.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import prange
+
+from .._util.jit import njit
+from .._util.sums import pairwise_sum
+from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
+
+# slots of the parameter vector: the exaggeration, the curve's a and b
+F, A, B = range(3)
+N_PARAMS = 3
+
+
+@njit(cache=True, error_model="numpy")
+def _logistic(r):
+    """``(sigma, 1 - sigma)`` of the logit ``log r`` (``r`` in [0, inf])."""
+    om = 1.0 / (1.0 + r)
+    return (r * om if r <= 1.0 else 1.0 / (1.0 + 1.0 / r)), om
+
+
+@njit(cache=True, error_model="numpy")
+def _row_curve(prm, d2, g, m, want_g):
+    """``d2[j]`` becomes ``qhat = 1 / (1 + a x^b)`` and, with ``want_g``, ``g[j]`` the factor
+    ``a b x^b qhat / x`` (0 at ``x = 0``), for ``j < m``."""
+    a, b = prm[A], prm[B]
+    for j in range(m):
+        x = max(d2[j], 0.0)
+        apb = a * math.pow(x, b)
+        qhat = 1.0 / (1.0 + apb)
+        d2[j] = qhat
+        if want_g:
+            g[j] = b * apb * qhat / x if x > 0.0 else 0.0
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def nce_dq(Yt, P, ec, neg, prm, bounds, d2_scratch, g_scratch, fa_scratch, fb_scratch):
+    """``(dC/dQ, d2C/dQ2)``: sums over the ordered pairs (``ec``: the per-point
+    ``e^(-Q) / (nu pi_i)``, so that ``e^t = qhat ec_i``; ``neg``: the noise weights ``s_i``).
+    Scratch: (chunks, n) each."""
+    n = Yt.shape[1]
+    chunks = bounds.shape[0] - 1
+    f = prm[F]
+    part = np.zeros((chunks, 2))
+    for c in prange(chunks):
+        d2, g, fa, fb = d2_scratch[c], g_scratch[c], fa_scratch[c], fb_scratch[c]
+        s1 = 0.0
+        s2 = 0.0
+        for i in range(bounds[c], bounds[c + 1]):
+            m = n - i - 1
+            _row_d2(Yt, i, d2)
+            _row_curve(prm, d2, g, m, False)
+            prow = P[i, i + 1:]
+            ci, si = ec[i], neg[i]
+            ct, st = ec[i + 1:], neg[i + 1:]
+            for j in range(m):
+                p = f * prow[j]
+                v1 = 0.0
+                v2 = 0.0
+                live_i = p != 0.0 or si != 0.0
+                if live_i:
+                    sig, om = _logistic(d2[j] * ci)
+                    v1 = p * om - si * sig
+                    v2 = (p + si) * sig * om
+                s = st[j]
+                if p != 0.0 or s != 0.0:
+                    if live_i and ct[j] == ci and s == si:  # the same both ways
+                        v1 += v1
+                        v2 += v2
+                    else:
+                        sig, om = _logistic(d2[j] * ct[j])
+                        v1 += p * om - s * sig
+                        v2 += (p + s) * sig * om
+                fa[j] = v1
+                fb[j] = v2
+            s1 += pairwise_sum(fa, m)
+            s2 += pairwise_sum(fb, m)
+        part[c, 0] = s1
+        part[c, 1] = s2
+    F_ = 0.0
+    dF = 0.0
+    for c in range(chunks):
+        F_ += part[c, 0]
+        dF += part[c, 1]
+    return F_, dF
+
+
+@njit(cache=True, error_model="numpy")
+def _direction(p, s, r, want_cost):
+    """One direction of a pair with ``e^t = r``: ``(dC/dQ term, cost)``, the cost
+    ``p softplus(-t) + s softplus(t)`` (its noise part only where ``s > 0``)."""
+    sig, om = _logistic(r)
+    cost = 0.0
+    if want_cost:
+        if p != 0.0:
+            cost = p * math.log1p(1.0 / r)
+        if s > 0.0:
+            cost += s * math.log1p(r)
+    return p * om - s * sig, cost
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def nce_terms(Yt, P, ec, neg, prm, bounds, want_cost, want_grad, d2_scratch, g_scratch,
+              k_scratch, c_scratch, gbuf, cbuf, G, pcost):
+    """Per-pair pass: ``G`` (n, k) the gradient and ``pcost`` (n,) the per-point costs (row sums:
+    a pair's cost in direction i -> j goes to point i); ``ec``, ``neg``: as :func:`nce_dq`.
+    Scratch: ``*_scratch`` (chunks, n); ``gbuf`` (chunks, k, n) and ``cbuf`` (chunks, n) hold each
+    chunk's partial sums."""
+    k, n = Yt.shape
+    chunks = bounds.shape[0] - 1
+    f = prm[F]
+    for c in prange(chunks):
+        lo, hi = bounds[c], bounds[c + 1]
+        d2, g, kk, cc = d2_scratch[c], g_scratch[c], k_scratch[c], c_scratch[c]
+        clear_chunk(gbuf, cbuf, c, lo, k, want_grad, want_cost)
+        for i in range(lo, hi):
+            m = n - i - 1
+            _row_d2(Yt, i, d2)
+            _row_curve(prm, d2, g, m, want_grad)
+            prow = P[i, i + 1:]
+            cb = cbuf[c, i + 1:]
+            ci, si = ec[i], neg[i]
+            ct, st = ec[i + 1:], neg[i + 1:]
+            for j in range(m):
+                p = f * prow[j]
+                fi = 0.0
+                costi = 0.0
+                fj = 0.0
+                costj = 0.0
+                live_i = p != 0.0 or si != 0.0
+                if live_i:
+                    fi, costi = _direction(p, si, d2[j] * ci, want_cost)
+                s = st[j]
+                if p != 0.0 or s != 0.0:
+                    if live_i and ct[j] == ci and s == si:  # the same both ways
+                        fj, costj = fi, costi
+                    else:
+                        fj, costj = _direction(p, s, d2[j] * ct[j], want_cost)
+                cc[j] = costi
+                if want_cost:
+                    cb[j] += costj
+                kk[j] = 2.0 * g[j] * (fi + fj)
+            if want_cost:
+                cbuf[c, i] += pairwise_sum(cc, m)
+            if want_grad:  # d2 is free: the terms' scratch
+                add_pair_forces(Yt, i, kk, gbuf[c], m, d2)
+    reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, pcost)

@@ -266,6 +266,39 @@ def check_fft(spec, ks=(1, 2), factors=(1.0, 4.0)) -> None:
             assert abs(Z / exact_Z(Y, code=plan.code, kp=kp) - 1.0) < 1e-4, msg
 
 
+# -- both approximate engines at their defaults, 2,000 points ---------------------------------------
+
+APPROX_N = 2000
+# bound on the relative gradient error at the engines' defaults: fft 1e-3 (measured <= 2.3e-4,
+# rklsne; t-SNE 6e-5); Barnes-Hut at theta = 0.5 has no such accuracy (t-SNE 6.9e-3, rklsne
+# 2.3e-2: the bound of test_bh_engine's theta = 0.5 test)
+APPROX_BOUND = {"fft": 1e-3, "bh": 3e-2}
+
+
+@functools.cache
+def approx_data():
+    """2,000 points in eight clusters in 10-D, and output coordinates spanning ~7 units."""
+    rng = np.random.default_rng(0)
+    labels = rng.integers(8, size=APPROX_N)
+    X = rng.normal(scale=5.0, size=(8, 10))[labels] + rng.normal(size=(APPROX_N, 10))
+    return X, np.random.default_rng(2).normal(size=(APPROX_N, 2))
+
+
+def check_approx_defaults(spec, engines=("bh", "fft")) -> dict:
+    """The engines that claim ``spec``, at their default options, against the exact engine on the
+    same P (2,000 points, 2-D): relative gradient error within :data:`APPROX_BOUND`. Returns the
+    errors."""
+    X, Y = approx_data()
+    method, dense, sp = sparse_states(X, spec, perplexity=30)
+    G0 = ExactEngine().evaluate(method, dense, Y, cost=False)[1]
+    errors = {}
+    for name in engines:
+        engine = {"bh": BarnesHutEngine, "fft": FFTEngine}[name]()
+        errors[name] = rel(engine.evaluate(method, sp, Y, cost=False)[1], G0)
+        assert errors[name] < APPROX_BOUND[name], (spec, name, errors[name])
+    return errors
+
+
 # -- SGD -------------------------------------------------------------------------------------------------
 
 # what a dense run of these methods needs to find the clusters (others: the gallery's step size)

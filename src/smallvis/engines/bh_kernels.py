@@ -307,10 +307,12 @@ def repulsion_sums(Y, node, skip, order, theta, eps, tol, code, alpha, want_forc
 @njit(cache=True, error_model="numpy")
 def charge_nodes(Y, node, skip, order, c):
     """The preordered ``node`` array (:func:`preorder`) for point charges ``c`` (n,): each node's
-    count replaced by the sum of its points' charges and its centre of mass by their
-    charge-weighted mean (a node whose charges sum to 0 keeps its centre). The points of a leaf are
-    the next ``count`` entries of ``order`` (leaves in preorder); a node's children are the
-    positions ``p + 1, skip[p + 1], ...`` before ``skip[p]``."""
+    count replaced by the sum of its points' charges and the centre of mass of an internal node by
+    their charge-weighted mean (a node whose charges sum to 0 keeps its centre). A leaf keeps its
+    location, which a point recognises as its own (its points are within ``tol`` of it: the
+    weighting would move it by rounding only, and a point would no longer skip itself). The points
+    of a leaf are the next ``count`` entries of ``order`` (leaves in preorder); a node's children
+    are the positions ``p + 1, skip[p + 1], ...`` before ``skip[p]``."""
     m = skip.shape[0]
     k = Y.shape[1]
     out = node.copy()
@@ -335,7 +337,7 @@ def charge_nodes(Y, node, skip, order, c):
                 q = skip[q]
     for p in range(m):
         out[p, k] = charge[p]
-        if charge[p] != 0.0:
+        if charge[p] != 0.0 and skip[p] != p + 1:
             for d in range(k):
                 out[p, d] = cy[p, d] / charge[p]
     return out

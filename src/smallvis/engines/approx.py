@@ -36,7 +36,7 @@ term of a stored pair (rklsne's ``log max(P, eps)``, jssne's ``P log P``) or cou
 not store at the floor (rklsne: ``q log(q / eps)``), so do these engines. The eps floor on a
 Gaussian Q (ssne) enters the repulsion as the force factor ``max(w, eps Z)``; with per-point
 weights or a row-normalised Q the floor is not a function of the distance alone and only the cost
-applies it (its force, ``eps`` per pair, is below the approximation error).
+applies it (its force is ``eps`` per pair; docs/deviations.md).
 
 Not served: per-point output bandwidths (btsne, bssne, basne, btasne: ``w(beta_i d2_ij)`` is not a
 function of the distance alone, which the tree and the interpolation grid need), ee's repulsion

@@ -110,7 +110,8 @@ def approx_plan(method, state=None):
         return _kl_plan(fused)
     if isinstance(pair, PairForm):
         return _pair_plan(pair)
-    return None, "it has no pair-by-pair description (neither a fused_form nor a pair_form)"
+    return None, ("it declares no KL form or pair form (fused_form, pair_form) whose all-pairs "
+                  "part these engines could sum")
 
 
 def _kl_plan(form):

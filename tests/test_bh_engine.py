@@ -172,11 +172,20 @@ def test_end_to_end_matches_dense_quality(method):
     assert abs(pres["bh"] - pres["dense"]) < 0.05
 
 
-@pytest.mark.parametrize("method", ["largevis", "ssne"])
-def test_refuses_methods_it_cannot_run(method):
+REFUSALS = [("largevis", "its cost .'largevis'. is not one these engines implement"),
+            ("btsne", r"per-point bandwidths.*translation-invariant kernel"),
+            ("ee", "repulsion weights come from the input distances"),
+            ("mmds", "read the input R of every pair")]
+
+
+@pytest.mark.parametrize("method, why", REFUSALS, ids=[m for m, _ in REFUSALS])
+def test_refuses_methods_it_cannot_run_and_says_why(method, why):
     X = np.random.default_rng(0).normal(size=(20, 3))
-    with pytest.raises(ValueError, match=r"engine 'bh'.*methods it runs: .*tsne.*hssne"):
-        smallvis.smallvis(X, method=method, engine="bh", max_iter=1)
+    with pytest.raises(ValueError, match=rf"engine 'bh' cannot run method '{method}': .*{why}.*"
+                                         r"methods it runs: tsne, ssne, hssne"):
+        smallvis.smallvis(X, method=method, engine="bh", max_iter=1, perplexity=5)
+    # a parameter that makes ee's repulsion radial: served
+    assert BarnesHutEngine.serves(build_method(("ee", {"neg_weights": False})))
 
 
 @pytest.mark.parametrize("theta", [-1, "x", float("nan"), float("inf"), True, None])

@@ -43,13 +43,18 @@ def test_the_catalog_is_what_every_engine_says():
 def test_what_the_catalog_reports():
     engines = {info.name: info.engines for info in list_methods()}
     assert engines["tsne"] == ("dense", "exact", "bh", "fft")
-    assert engines["ssne"] == ("dense", "exact")  # Gaussian output: no sparse-P approximation
+    assert engines["ssne"] == ("dense", "exact", "bh", "fft")
     assert engines["umap"] == ("dense", "exact", "sgd")
     assert engines["ncvis"] == ("dense", "exact", "sgd")
-    assert engines["wtsne"] == ("dense", "exact")
+    assert engines["wtsne"] == ("dense", "exact", "bh", "fft")
+    assert engines["btsne"] == ("dense", "exact")  # per-point bandwidths: not translation-invariant
     assert engines["gsne"] == engines["absne"] == engines["dhssne"] == ("dense", "exact")
     assert set(served_by("sgd")) == {"largevis", "umap", "tumap", "ncvis"}
-    assert set(served_by("bh")) == set(served_by("fft")) == {"tsne", "hssne", "bhssne", "skdtsne"}
+    # every cost whose all-pairs part is a sum of radial functions of the output distance
+    assert set(served_by("bh")) == set(served_by("fft")) == {
+        "tsne", "ssne", "hssne", "bhssne", "wtsne", "wssne", "asne", "tasne", "trmsne", "tmsne",
+        "trsrsne", "arsrsne", "tsneu", "pstsne", "tee", "rklsne", "jssne", "chsne", "hlsne",
+        "skdtsne", "usne"}
 
 
 def test_the_catalog_follows_an_engines_capability(monkeypatch):

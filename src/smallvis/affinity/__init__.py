@@ -46,6 +46,7 @@ __all__ = [
     "scale_affinities",
     "smooth_knn_distances",
     "SmoothKNN",
+    "scale_sparse_affinities",
     "sparse_affinities",
     "symmetrize",
     "SYMMETRIZE",
@@ -383,4 +384,4 @@ def _recompute_V(calibrate) -> np.ndarray:
 
 
 # the sparse (O(n k) memory) counterpart of input_affinities; imported last, it uses the registries above
-from .sparse import sparse_affinities  # noqa: E402
+from .sparse import scale_sparse_affinities, sparse_affinities  # noqa: E402

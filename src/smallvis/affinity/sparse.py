@@ -37,7 +37,7 @@ from .perplexity import EPS, check_perplexity, describe_perplexity
 from .scale import SYMMETRIZE, fuzzy_set_union
 from .smooth_knn import check_k, knn_to_csr, smooth_knn_core
 
-__all__ = ["sparse_affinities"]
+__all__ = ["scale_sparse_affinities", "sparse_affinities"]
 
 # kernels with a sparse version, and how each Gaussian kernel treats the distances
 _SQUARED = {"gaussian": True, "gauss": True, "exp": False}
@@ -152,6 +152,18 @@ def _scale_rows(P: sparse.csr_matrix, target) -> sparse.csr_matrix:
     P = P.copy()
     P.data *= np.repeat(target / sums, np.diff(P.indptr))
     return P
+
+
+def scale_sparse_affinities(P, *, symmetrize_how: str = "symmetric", row_normalize=True,
+                            normalize: bool = True) -> sparse.csr_matrix:
+    """:func:`~smallvis.affinity.scale.scale_affinities` for a sparse matrix (CSR, a new one): the
+    row step, then symmetrise, then matrix-normalise, over the stored entries."""
+    how = match_name(symmetrize_how, SYMMETRIZE, "symmetrization")
+    P = sparse.csr_matrix(P, dtype=np.float64)
+    if row_normalize is not False and row_normalize is not None:
+        P = _scale_rows(P, 1.0 if row_normalize is True else float(row_normalize))
+    P = _symmetrize(P, how)
+    return P / P.sum() if normalize else P
 
 
 def _symmetrize(P: sparse.csr_matrix, how: str) -> sparse.csr_matrix:

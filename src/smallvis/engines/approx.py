@@ -1,43 +1,81 @@
 """The seam shared by the engines that keep P sparse (Barnes-Hut, FFT interpolation, exact pairs).
 
-For KL(P || W/Z) with a symmetric P, a matrix-normalised Q and a Student-t or heavy-tailed output
-kernel ``w = (1 + alpha d2)^(-1/alpha)`` (alpha = 1: t-SNE) the gradient splits into
+Every cost these engines serve splits into a part over the stored entries of the sparse P, computed
+exactly (:mod:`.attraction_kernels`, :mod:`.stored_pair_kernels`), and an all-pairs part that is a
+sum of radial functions of the output distance, which the subclass approximates (a tree, an
+interpolation grid) or computes exactly. For KL(P || W/Z) with a symmetric P, a matrix-normalised
+Q and a Student-t or heavy-tailed output kernel ``w = (1 + alpha d2)^(-1/alpha)`` (alpha = 1:
+t-SNE) the gradient is
 
 .. math::
     \\partial C / \\partial y_i = 4 \\Big( f \\sum_j P_{ij} w_{ij}^{\\alpha} (y_i - y_j)
         - \\frac{1}{Z} \\sum_j w_{ij}^{1+\\alpha} (y_i - y_j) \\Big), \\qquad Z = \\sum_{i \\ne j} w_{ij}
 
-(``f`` the exaggeration). The attraction runs exactly over the stored entries of P
-(:mod:`.attraction_kernels`); a subclass supplies only the repulsion: ``Z`` and
-``R_i = sum_j w_ij^(1+alpha) (y_i - y_j)``, approximately (a tree, an interpolation grid) or exactly.
+(``f`` the exaggeration): the subclass's :meth:`SparseKLEngine.repulsion` gives ``Z`` and
+``R_i = sum_j w_ij^(1+alpha) (y_i - y_j)`` (tsne, hssne, bhssne, skdtsne and the exact engine's
+sparse KL take this path). Every other served cost asks the subclass's :meth:`SparseKLEngine.radial`
+for sums ``sum_{j != i} c_j phi(d2_ij)`` and ``sum_{j != i} c_j psi(d2_ij) (y_i - y_j)`` of the
+radial functions of :mod:`.radial_kernels` (the weight ``w``, ``w log w``, the force factor ``w g``
+with ``g = -d log w / d d2``, ``w g log w``) with optional per-point charges ``c``, and
+:mod:`.approx_terms` puts them together:
 
-The per-point cost is ``sum_j fP_ij log(fP_ij / q_ij)`` over the stored entries: the dense engine's
-cost less its ``eps`` terms on the pairs P does not store.
+- KL with any of the four kernels of ``FusedForm`` (ssne, usne), per-point output weights as
+  charges (wtsne, wssne: ``w_ij = u_i u_j k(d2)``), an asymmetric P (trmsne, tmsne: the forces read
+  ``(P + P^T) / 2``, the cost the columns of P), tsneu's unexaggerated forces and pstsne's fixed
+  ``Z``; row-normalised Q (asne, tasne, trsrsne, arsrsne) with ``Z_i = sum_j w_ij`` per point and
+  the transposed term as a second sum with the charges ``1 / Z_j``;
+- the f-divergences rklsne, jssne, chsne, hlsne (Student-t ``q = w / Z``): on a pair P does not
+  store each pair term is a function of ``q`` alone (``q log(q / eps)``, ``q log 2 / 2``, ``q``,
+  ``q``), so the all-pairs part is ``Z``, ``sum w`` per point, the t-SNE repulsion and, for the
+  reverse KL, ``sum w log w`` and ``sum w^2 log w (y_i - y_j)``;
+- tee (its un-normalised affinities ``V`` sparse) and ee without input-derived repulsion weights.
+
+Costs are those of the dense engine less the terms that its ``eps`` floor on P gives the pairs P
+does not store (``eps log eps`` per pair, as in the KL cost); where the dense cost floors P inside a
+term of a stored pair (rklsne's ``log max(P, eps)``, jssne's ``P log P``) or counts the pairs P does
+not store at the floor (rklsne: ``q log(q / eps)``), so do these engines. The eps floor on a
+Gaussian Q (ssne) enters the repulsion as the force factor ``max(w, eps Z)``; with per-point
+weights or a row-normalised Q the floor is not a function of the distance alone and only the cost
+applies it (its force is ``eps`` per pair; docs/deviations.md).
+
+Not served: per-point output bandwidths (btsne, bssne, basne, btasne: ``w(beta_i d2_ij)`` is not a
+function of the distance alone, which the tree and the interpolation grid need), ee's repulsion
+weights from the input distances (one per pair), and the costs that are not sums of pair terms of
+this kind (the distance costs, largevis / umap, the normalised cross-entropy): :func:`approx_plan`
+says why.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from .._util.log import logger
 from .._util.rng import child
 from .._util.parallel import fit_threads
-from ..methods.base import EPS, MethodState
+from ..methods.base import EPS, FusedForm, MethodState, PairForm
 
-# kernels these engines serve (codes of methods.base.FusedForm)
+# kernels of the plain KL path (codes of methods.base.FusedForm)
 T_KERNEL, HEAVY_TAILED_KERNEL = 0, 2
+KERNEL_CODES = (0, 1, 2, 3)
 
 _FORM_KEY = "_sparse_engine_form"
+_PLAN_KEY = "_sparse_engine_plan"
 
 # pair evaluations per point in one kernel call (~3 perplexity neighbours, tree cells or
 # interpolation nodes): decides whether a run pays for threads (smallvis._util.parallel.fit_threads)
 WORK_PER_POINT = 100
 
+# PairForm divergences served: the f-divergences (Student-t Q), tee (Student-t), ee (Gaussian)
+F_DIVERGENCES = ("rklsne", "jssne", "chsne", "hlsne")
+
 
 def served_form(method, state=None):
-    """The method's :class:`~smallvis.methods.base.FusedForm` when a sparse-P engine can run it
-    (KL with symmetric P, matrix-normalised Q, Student-t or heavy-tailed kernel, possibly with a
-    constant output precision), else None."""
+    """The method's :class:`~smallvis.methods.base.FusedForm` when it is KL with a symmetric P, a
+    matrix-normalised Q and a Student-t or heavy-tailed kernel, possibly with a constant output
+    precision (the plain path, :meth:`SparseKLEngine.repulsion`; also the exact engine's sparse
+    KL), else None."""
     try:
         form = method.fused_form(MethodState() if state is None else state)
     except (AttributeError, TypeError, ValueError):
@@ -47,25 +85,90 @@ def served_form(method, state=None):
     return form
 
 
-def served_methods() -> list[str]:
+@dataclass(frozen=True)
+class ApproxPlan:
+    """How a sparse-P engine evaluates a method: ``kind`` ``"plain"`` (:func:`served_form`),
+    ``"kl"`` (matrix-normalised Q), ``"kl-row"`` (row-normalised Q), ``"fdiv"``, ``"tee"`` or
+    ``"ee"``; ``form`` the method's ``FusedForm`` or ``PairForm``; ``code`` the output kernel
+    (``FusedForm`` codes)."""
+
+    kind: str
+    form: object
+    code: int
+
+
+def approx_plan(method, state=None):
+    """``(plan, None)`` when a sparse-P engine can run ``method`` (an :class:`ApproxPlan`), else
+    ``(None, why not)``: decided from what the method declares (``fused_form``, ``pair_form``)."""
+    state = MethodState() if state is None else state
+    try:
+        fused = method.fused_form(state)
+        pair = None if fused is not None else method.pair_form(state)
+    except (AttributeError, TypeError, ValueError, KeyError):
+        fused = pair = None
+    if isinstance(fused, FusedForm):
+        return _kl_plan(fused)
+    if isinstance(pair, PairForm):
+        return _pair_plan(pair)
+    return None, ("it declares no KL form or pair form (fused_form, pair_form) whose all-pairs "
+                  "part these engines could sum")
+
+
+def _kl_plan(form):
+    if form.bandwidths:
+        return None, ("its output kernel has per-point bandwidths, w(beta_i d2_ij): not a function "
+                      "of the output distance alone, which the tree and the interpolation grid "
+                      "need (a translation-invariant kernel)")
+    if form.kernel not in KERNEL_CODES:
+        return None, f"its output kernel (code {form.kernel}) is not one these engines implement"
+    if form.plain and form.kernel in (T_KERNEL, HEAVY_TAILED_KERNEL):
+        return ApproxPlan("plain", form, form.kernel), None
+    if form.normalisation == "row":
+        if form.point_weights or form.fixed_z or not form.exaggerate_forces:
+            return None, "row-normalised Q is served without per-point weights or fixed Z only"
+        return ApproxPlan("kl-row", form, form.kernel), None
+    return ApproxPlan("kl", form, form.kernel), None
+
+
+def _pair_plan(form):
+    div = form.divergence
+    if div in F_DIVERGENCES and form.weight == "t":
+        return ApproxPlan("fdiv", form, T_KERNEL), None
+    if div == "tee" and form.weight == "t":
+        return ApproxPlan("tee", form, T_KERNEL), None
+    if div == "ee":
+        if form.weights is not None:
+            return None, ("its repulsion weights come from the input distances, one per pair "
+                          "(ee with neg_weights=True): not a function of the output distance, and "
+                          "not sparse")
+        return ApproxPlan("ee", form, 1), None
+    if form.input != "P":
+        return None, (f"its pair terms read the input {form.input} of every pair (a distance "
+                      f"cost), which a sparse P does not keep")
+    return None, (f"its cost ({div!r}) is not one these engines implement (they serve KL, the "
+                  f"f-divergences {', '.join(F_DIVERGENCES)}, tee and ee without input weights)")
+
+
+def served_methods(engine=None) -> list[str]:
     """Names of the registered methods a sparse-P engine runs with their default parameters."""
     from ..methods import methods_where
 
-    return methods_where(SparseKLEngine.serves)
+    return methods_where((engine or SparseKLEngine).serves)
 
 
 class SparseKLEngine:
-    """Base of the engines that keep P sparse: exact attraction, a subclass's repulsion."""
+    """Base of the engines that keep P sparse: exact stored-pair terms, a subclass's all-pairs
+    sums."""
 
     name = "sparse"
     sparse_input = True
     OPTIONS = ("knn",)
 
-    @staticmethod
-    def serves(method) -> bool:
-        """True for KL with a symmetric P, a matrix-normalised Q and a Student-t or heavy-tailed
-        output kernel (:func:`served_form`): the methods the subclasses (bh, fft) run."""
-        return served_form(method) is not None
+    @classmethod
+    def serves(cls, method) -> bool:
+        """True when :func:`approx_plan` has a plan for ``method``: KL with any output kernel of
+        ``FusedForm`` but per-point bandwidths, the f-divergences, tee, ee without input weights."""
+        return approx_plan(method)[0] is not None
 
     def __init__(self, knn: str = "auto"):
         from .._util.names import match_name
@@ -74,15 +177,14 @@ class SparseKLEngine:
 
     # -- set-up ---------------------------------------------------------------------------------
     def plan(self, method):
-        """Refuse, before any work, a method this engine cannot run (naming those it can)."""
-        form = served_form(method)
-        if form is None:
+        """Refuse, before any work, a method this engine cannot run (saying why, and naming those it
+        can)."""
+        plan, why = approx_plan(method)
+        if plan is None:
             raise ValueError(
-                f"engine {self.name!r} runs KL methods with a symmetric P, a matrix-normalised Q and "
-                f"a Student-t or heavy-tailed output kernel; method {method.name!r} is not one of "
-                f"them (methods it runs: {', '.join(served_methods())}); use engine 'exact' or "
-                f"'dense'")
-        return form
+                f"engine {self.name!r} cannot run method {method.name!r}: {why} (methods it runs: "
+                f"{', '.join(served_methods(type(self)))}); use engine 'exact' or 'dense'")
+        return plan
 
     def check(self, n: int) -> None:
         """Nothing to refuse: memory is O(n k)."""
@@ -111,7 +213,10 @@ class SparseKLEngine:
         n = 16
         ring = sparse.diags([np.ones(n - 1), np.ones(n - 1)], [-1, 1], format="csr") / (2 * n - 2)
         Y = np.random.default_rng(0).normal(size=(n, k))
-        self.evaluate(method, MethodState(P=ring), Y, 1.0)
+        state = MethodState(P=ring)
+        if approx_plan(method)[0].kind == "tee":
+            state.data.update(V=ring * n, N=float(n), const=np.zeros(n))
+        self.evaluate(method, state, Y, 1.0)
         return time.perf_counter() - start
 
     def _form(self, method, state):
@@ -130,13 +235,35 @@ class SparseKLEngine:
     # -- the subclass's part --------------------------------------------------------------------
     def repulsion(self, Y: np.ndarray, code: int, alpha: float, forces: bool, eps: float = EPS):
         """``(Z, R)``: ``Z = sum_{i != j} w_ij`` and ``R`` (n, k) with
-        ``R_i = sum_j w_ij^(1 + alpha) (y_i - y_j)`` (None unless ``forces``); ``eps`` is the
-        method's (a Barnes-Hut tree softens distances and merges points with it)."""
+        ``R_i = sum_j w_ij^(1 + alpha) (y_i - y_j)`` (None unless ``forces``) for the Student-t or
+        heavy-tailed kernel; ``eps`` is the method's (a Barnes-Hut tree softens distances and
+        merges points with it)."""
+        raise NotImplementedError
+
+    def radial(self, Y: np.ndarray, eps: float = EPS):
+        """An object whose ``sums(request)`` answers a :class:`.approx_terms.Sums` request at ``Y``
+        (the set-up at
+        ``Y``, a tree or interpolation weights, shared by the requests)."""
         raise NotImplementedError
 
     # -- evaluation -----------------------------------------------------------------------------
     def evaluate(self, method, state, Y, exaggeration=1.0, *, cost=True, grad=True):
         """Return ``(pcost (n,) or None, gradient (n, k) or None)`` at ``Y``."""
+        if _PLAN_KEY not in state.data:
+            plan = approx_plan(method, state)[0]
+            if plan is None:
+                self.plan(method)
+            state.data[_PLAN_KEY] = plan
+        plan = state.data[_PLAN_KEY]
+        if plan.kind != "plain":
+            from .approx_terms import evaluate_plan
+
+            return evaluate_plan(self, plan, method, state, Y, float(exaggeration), cost=cost,
+                                 grad=grad)
+        return self._evaluate_plain(method, state, Y, exaggeration, cost=cost, grad=grad)
+
+    def _evaluate_plain(self, method, state, Y, exaggeration=1.0, *, cost=True, grad=True):
+        """KL with a symmetric P, a matrix-normalised Q and a Student-t or heavy-tailed kernel."""
         from .attraction_kernels import attraction, attraction_cost
 
         form, (indptr, indices, data), rowsum = self._form(method, state)

@@ -70,6 +70,31 @@ class BarnesHutEngine(SparseKLEngine):
     def repulsion(self, Y: np.ndarray, code: int, alpha: float, forces: bool, eps: float = EPS):
         """``(Z, R)`` from the tree: ``Z = sum_i Z_i + eps`` and ``R`` (n, k) (None unless
         ``forces``)."""
+        from . import bh_kernels as kern
+
+        tree = TreeSums(self.theta, Y, eps)
+        n, k = tree.Y.shape
+        zrow = np.empty(n)
+        R = np.empty((n, k)) if forces else np.empty((0, k))
+        kern.repulsion_sums(tree.Y, tree.node, tree.skip, tree.order, self.theta, eps, tree.tol,
+                            code, alpha, forces, zrow, R)
+        return float(zrow.sum()) + eps, (R if forces else None)
+
+    def radial(self, Y: np.ndarray, eps: float = EPS) -> "TreeSums":
+        """The tree at ``Y``, answering :class:`~.approx_terms.Sums` requests (``TreeSums.sums``)."""
+        return TreeSums(self.theta, Y, eps)
+
+
+class TreeSums:
+    """A Barnes-Hut tree over ``Y`` and the all-pairs sums of radial functions over it.
+
+    ``Z = sum_i c_i S_i + eps`` from the weights' sums (as :meth:`BarnesHutEngine.repulsion`); a
+    request with charges summarises each cell by its charge and charge-weighted centre
+    (:func:`.bh_kernels.charge_nodes`); with a ``floor`` the tree is traversed twice, for ``Z``
+    and then for the forces.
+    """
+
+    def __init__(self, theta: float, Y: np.ndarray, eps: float):
         n, k = Y.shape
         if k not in DIMENSIONS:
             raise ValueError(
@@ -77,15 +102,38 @@ class BarnesHutEngine(SparseKLEngine):
                 f"dimensions; got k = {k}: use engine 'exact' (any k, exact gradient) instead")
         from . import bh_kernels as kern
 
-        Y = np.ascontiguousarray(Y, dtype=np.float64)
+        self.theta, self.eps = theta, eps
+        self.Y = Y = np.ascontiguousarray(Y, dtype=np.float64)
         side = float(np.max(np.ptp(Y, axis=0))) if n else 0.0
         # points closer than eps relative to the embedding's size share a leaf: the original's
         # absolute eps where the embedding is about 1 wide, without merging everything when early
         # exaggeration shrinks it to nearly a point
-        tol = eps * side if side > 0 else eps
-        node, skip, order = kern.preorder(*kern.build_tree(Y, tol))
-        zrow = np.empty(n)
-        R = np.empty((n, k)) if forces else np.empty((0, k))
-        kern.repulsion_sums(Y, node, skip, order, self.theta, eps, tol, code, alpha, forces, zrow,
-                            R)
-        return float(zrow.sum()) + eps, (R if forces else None)
+        self.tol = eps * side if side > 0 else eps
+        self.node, self.skip, self.order = kern.preorder(*kern.build_tree(Y, self.tol))
+
+    def sums(self, req):
+        """``(Z, S (n, scalars), V (n, vectors, k))`` for a :class:`~.approx_terms.Sums` request."""
+        from . import bh_kernels as kern
+        from .radial_kernels import W
+
+        Y = self.Y
+        n, k = Y.shape
+        c = req.charges
+        node = self.node if c is None else kern.charge_nodes(
+            Y, self.node, self.skip, self.order, np.ascontiguousarray(c, dtype=np.float64))
+        scalars = tuple(req.scalars) if W in req.scalars else (W,) + tuple(req.scalars)
+
+        def run(fs, fv, floor):
+            S, V = np.empty((n, len(fs))), np.empty((n, len(fv), k))
+            kern.radial_sums(Y, node, self.skip, self.order, self.theta, self.eps, self.tol,
+                             req.code, req.kp, floor, np.array(fs, dtype=np.int64),
+                             np.array(fv, dtype=np.int64), S, V)
+            return S, V
+
+        two_passes = req.floor > 0.0 and bool(req.vectors)
+        S, V = run(scalars, () if two_passes else req.vectors, 0.0)
+        zrow = S[:, scalars.index(W)]
+        Z = float((zrow if c is None else c * zrow).sum()) + self.eps
+        if two_passes:
+            V = run((), req.vectors, req.floor * Z)[1]
+        return Z, S[:, [scalars.index(fn) for fn in req.scalars]], V

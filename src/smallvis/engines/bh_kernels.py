@@ -33,6 +33,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .exact_kernels import T_KERNEL
+from .radial_kernels import radial_of, weight as radial_weight
 
 # Deepest level a point is pushed to. A cell at this depth is 2^-50 (about 1e-15) of the root's
 # side: two points closer than that cannot be told apart at the scale of the embedding, so instead
@@ -301,3 +302,110 @@ def repulsion_sums(Y, node, skip, order, theta, eps, tol, code, alpha, want_forc
                 R[i, 1] = r1
             if k > 2:
                 R[i, 2] = r2
+
+
+@njit(cache=True, error_model="numpy")
+def charge_nodes(Y, node, skip, order, c):
+    """The preordered ``node`` array (:func:`preorder`) for point charges ``c`` (n,): each node's
+    count replaced by the sum of its points' charges and the centre of mass of an internal node by
+    their charge-weighted mean (a node whose charges sum to 0 keeps its centre). A leaf keeps its
+    location, which a point recognises as its own (its points are within ``tol`` of it: the
+    weighting would move it by rounding only, and a point would no longer skip itself). The points
+    of a leaf are the next ``count`` entries of ``order`` (leaves in preorder); a node's children
+    are the positions ``p + 1, skip[p + 1], ...`` before ``skip[p]``."""
+    m = skip.shape[0]
+    k = Y.shape[1]
+    out = node.copy()
+    cy = np.zeros((m, k))
+    charge = np.zeros(m)
+    t = 0
+    for p in range(m):
+        if skip[p] == p + 1:
+            for e in range(t, t + int(node[p, k])):
+                i = order[e]
+                charge[p] += c[i]
+                for d in range(k):
+                    cy[p, d] += c[i] * Y[i, d]
+            t += int(node[p, k])
+    for p in range(m - 1, -1, -1):
+        if skip[p] != p + 1:
+            q = p + 1
+            while q < skip[p]:
+                charge[p] += charge[q]
+                for d in range(k):
+                    cy[p, d] += cy[q, d]
+                q = skip[q]
+    for p in range(m):
+        out[p, k] = charge[p]
+        if charge[p] != 0.0 and skip[p] != p + 1:
+            for d in range(k):
+                out[p, d] = cy[p, d] / charge[p]
+    return out
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def radial_sums(Y, node, skip, order, theta, eps, tol, code, kp, floor, fs, fv, S, V):
+    """Barnes-Hut sums of radial functions (:mod:`.radial_kernels`) for every point ``i``, over the
+    preordered tree as :func:`repulsion_sums` (the same cells are summarised and skipped):
+    ``S[i, s] = sum_c N_c fs[s](d2)`` and ``V[i, v] = sum_c N_c fv[v](d2) (y_i - com_c)`` with
+    ``N_c`` the node's count or charge (:func:`charge_nodes`), ``d2 = eps + |com_c - y_i|^2``; at
+    most two functions of each kind; ``kp``: the kernel's parameters, ``floor``: ``WG``'s."""
+    n, k = Y.shape
+    m = skip.shape[0]
+    ns, nv = fs.shape[0], fv.shape[0]
+    theta2 = theta * theta
+    for t in prange(n):
+        i = order[t]
+        y0 = Y[i, 0]
+        y1 = Y[i, 1] if k > 1 else 0.0
+        y2 = Y[i, 2] if k > 2 else 0.0
+        s0 = 0.0
+        s1 = 0.0
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        b0 = 0.0
+        b1 = 0.0
+        b2 = 0.0
+        p = 0
+        while p < m:
+            nxt = skip[p]
+            rec = node[p]
+            e0 = y0 - rec[0]
+            e1 = y1 - rec[1] if k > 1 else 0.0
+            e2 = y2 - rec[2] if k > 2 else 0.0
+            d2 = eps + (e0 * e0 + e1 * e1 + e2 * e2)
+            if nxt == p + 1:
+                if abs(e0) < tol and abs(e1) < tol and abs(e2) < tol:
+                    p = nxt
+                    continue
+            elif not rec[k + 1] < theta2 * d2:
+                p += 1
+                continue
+            c = rec[k]
+            w = radial_weight(code, kp, d2)
+            if ns > 0:
+                s0 += c * radial_of(fs[0], code, kp, floor, d2, w)
+            if ns > 1:
+                s1 += c * radial_of(fs[1], code, kp, floor, d2, w)
+            if nv > 0:
+                f = c * radial_of(fv[0], code, kp, floor, d2, w)
+                a0 += f * e0
+                a1 += f * e1
+                a2 += f * e2
+            if nv > 1:
+                f = c * radial_of(fv[1], code, kp, floor, d2, w)
+                b0 += f * e0
+                b1 += f * e1
+                b2 += f * e2
+            p = nxt
+        if ns > 0:
+            S[i, 0] = s0
+        if ns > 1:
+            S[i, 1] = s1
+        for v in range(nv):
+            V[i, v, 0] = a0 if v == 0 else b0
+            if k > 1:
+                V[i, v, 1] = a1 if v == 0 else b1
+            if k > 2:
+                V[i, v, 2] = a2 if v == 0 else b2

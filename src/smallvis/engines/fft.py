@@ -157,7 +157,8 @@ class FFTEngine(SparseKLEngine):
         # node charges, zero-padded to M along the last axis (rfft's; _forward pads the first):
         # the spread writes only the nodes, so the padding stays zero
         charges = self._buffer("charges", (1 + k,) + (N,) * (k - 1) + (M,))
-        (kern.spread_1d if k == 1 else kern.spread_2d)(order, start, cell, lw, Yc, charges)
+        (kern.spread_1d if k == 1 else kern.spread_2d)(order, start, cell, lw, Yc, charges,
+                                                       np.empty(0))
 
         # kernels on one quadrant of the node offsets (1-D: a single row)
         quad = (L + 1 if k == 2 else 1, L + 1)
@@ -180,12 +181,105 @@ class FFTEngine(SparseKLEngine):
         (kern.gather_1d if k == 1 else kern.gather_2d)(cell, lw, phi, Yc, R)
         return Z, R
 
+    def radial(self, Y: np.ndarray, eps: float = 0.0) -> "GridSums":
+        """The interpolation set-up at ``Y``, answering :class:`~.approx_terms.Sums` requests
+        (``GridSums.sums``); ``eps`` is not needed."""
+        return GridSums(self, Y)
+
     def _buffer(self, name: str, shape: tuple, dtype=np.float64) -> np.ndarray:
         """A work array kept between calls while its shape holds (zeroed when first made)."""
         buf = self._work.get(name)
         if buf is None or buf.shape != shape:
             buf = self._work[name] = np.zeros(shape, dtype=dtype)
         return buf
+
+
+class GridSums:
+    """The interpolation weights of the points of ``Y`` on the engine's grid, and the all-pairs sums
+    of radial functions through it: charges ``c_i`` and ``c_i y_i`` spread onto the nodes; ``Z``
+    from the spectrum as in :meth:`FFTEngine.repulsion` (less ``sum_i c_i^2 s_i``); a per-point
+    sum ``S_i = sum_{j != i} c_j phi(d2_ij)`` is the interpolated potential of ``phi`` less the
+    point's own interpolated ``c_i phi`` (:func:`.fft_kernels.self_weights`); a vector sum is
+    ``y_i Phi_i - Phi^y_i`` of the potentials of the charges ``c`` and ``c y``. A ``floor`` is
+    applied to the sampled ``WG`` once ``Z`` is known (one spectrum, no extra transform)."""
+
+    def __init__(self, engine: FFTEngine, Y: np.ndarray):
+        from . import fft_kernels as kern
+
+        n, k = Y.shape
+        if k not in (1, 2):
+            raise ValueError(f"engine 'fft' handles 1-D and 2-D output only; got {k}-D: use "
+                             f"engine 'bh' (Barnes-Hut) or 'exact'")
+        self.Y = Y = np.ascontiguousarray(Y, dtype=np.float64)
+        lo, hi = np.empty(k), np.empty(k)
+        self.finite = bool(kern.bounding_box(Y, lo, hi))
+        if not self.finite:
+            return
+        self.n_boxes, self.h, self.L = engine.grid(float(np.max(hi - lo)), k)
+        self.p = p = engine.n_interp
+        self.cell = np.empty((n, k), dtype=np.int64)
+        self.lw = np.empty((n, k, p))
+        kern.interpolation_weights(Y, lo, self.h, self.n_boxes, self.cell, self.lw)
+        self.start = np.empty(self.n_boxes + 1, dtype=np.int64)
+        self.order = np.empty(n, dtype=np.int64)
+        kern.sort_by_column(self.cell[:, 0], self.n_boxes, self.start, self.order)
+        self.Yc = Y - (lo + 0.5 * self.n_boxes * self.h)
+
+    def _samples(self, fn, req, floor=0.0):
+        """The spectrum of ``fn`` on the node grid and its samples on one quadrant."""
+        import numba
+
+        from . import fft_kernels as kern
+
+        k = self.Y.shape[1]
+        quad = np.empty((self.L + 1 if k == 2 else 1, self.L + 1))
+        kern.radial_samples(fn, req.code, req.kp, floor, self.h / self.p, quad)
+        return _spectrum(quad, k, numba.get_num_threads()), quad
+
+    def sums(self, req):
+        """``(Z, S (n, scalars), V (n, vectors, k))`` for a :class:`~.approx_terms.Sums` request."""
+        import numba
+
+        from . import fft_kernels as kern
+        from .radial_kernels import W, WG
+
+        n, k = self.Y.shape
+        if not self.finite:
+            return (math.nan, np.full((n, len(req.scalars)), math.nan),
+                    np.full((n, len(req.vectors), k), math.nan))
+        workers = numba.get_num_threads()
+        p, L = self.p, self.L
+        N, M = self.n_boxes * p, 2 * L
+        c = np.empty(0) if req.charges is None else np.ascontiguousarray(req.charges, dtype=float)
+        grid = np.zeros((1 + k,) + (N,) * (k - 1) + (M,))
+        (kern.spread_1d if k == 1 else kern.spread_2d)(self.order, self.start, self.cell, self.lw,
+                                                       self.Yc, grid, c)
+        F = _forward(grid, M, workers)
+        gather = kern.gather_channels_1d if k == 1 else kern.gather_channels_2d
+        c2 = 1.0 if req.charges is None else c * c
+
+        def self_terms(quad):
+            out = np.empty(n)
+            kern.self_weights(self.lw, quad[:p, :p], out)
+            return out
+
+        spec_w, quad_w = self._samples(W, req)
+        power = F[0].real ** 2 + F[0].imag ** 2
+        power[..., 1:L] *= 2.0
+        Z = float(np.sum(power * spec_w)) / float(M) ** k - float(np.sum(c2 * self_terms(quad_w)))
+        S = np.empty((n, len(req.scalars)))
+        for s, fn in enumerate(req.scalars):
+            spec, quad = (spec_w, quad_w) if fn == W else self._samples(fn, req)
+            out = np.empty((n, 1))
+            gather(self.cell, self.lw, _backward(F[:1] * spec, N, M, workers), out)
+            S[:, s] = out[:, 0] - (1.0 if req.charges is None else c) * self_terms(quad)
+        V = np.empty((n, len(req.vectors), k))
+        for v, fn in enumerate(req.vectors):
+            spec = self._samples(fn, req, req.floor * Z if fn == WG else 0.0)[0]
+            out = np.empty((n, 1 + k))
+            gather(self.cell, self.lw, _backward(F * spec, N, M, workers), out)
+            V[:, v] = self.Yc * out[:, :1] - out[:, 1:]
+        return Z, S, V
 
 
 def _forward(charges: np.ndarray, M: int, workers: int) -> np.ndarray:

@@ -25,6 +25,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .exact_kernels import N_CHUNKS, T_KERNEL
+from .radial_kernels import radial
 
 
 @njit(cache=True, error_model="numpy")
@@ -157,10 +158,11 @@ def sort_by_column(column, n_boxes, start, order):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def spread_1d(order, start, cell, lw, Yc, grid):
+def spread_1d(order, start, cell, lw, Yc, grid, c):
     """Node charges (``grid`` (2, N); the caller zeroes any padding beyond): channel 0 gets the
-    charge 1, channel 1 the coordinate ``Yc[i, 0]`` of every point, each shared over its box's
-    nodes with its Lagrange weights."""
+    charge ``c_i`` (``c`` empty: 1), channel 1 ``c_i Yc[i, 0]`` of every point, each shared over
+    its box's nodes with its Lagrange weights."""
+    charged = c.shape[0] > 0
     p = lw.shape[2]
     n_boxes = start.shape[0] - 1
     for b in prange(n_boxes):
@@ -171,22 +173,25 @@ def spread_1d(order, start, cell, lw, Yc, grid):
         for e in range(start[b], start[b + 1]):
             i = order[e]
             y = Yc[i, 0]
+            ci = c[i] if charged else 1.0
             for t in range(p):
-                w = lw[i, 0, t]
+                w = lw[i, 0, t] * ci
                 grid[0, base + t] += w
                 grid[1, base + t] += w * y
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def spread_2d(order, start, cell, lw, Yc, grid):
+def spread_2d(order, start, cell, lw, Yc, grid, c):
     """Node charges (``grid[:, :, :N]`` of (3, N, M >= N); the caller zeroes any padding beyond):
-    channel 0 gets the charge 1, channels 1 and 2 the coordinates ``Yc[i]``, each shared over the
+    channel 0 gets the charge ``c_i`` (``c`` empty: 1), channels 1 and 2 ``c_i Yc[i]``, each
+    shared over the
     ``p x p`` nodes of the point's box with the weights ``L_t(u_1) L_s(u_2)``. Column ``b`` (first
     dimension) writes only node rows ``b p .. b p + p - 1``.
     """
     p = lw.shape[2]
     n_boxes = start.shape[0] - 1
     N = n_boxes * p
+    charged = c.shape[0] > 0
     for b in prange(n_boxes):
         base = b * p
         for t in range(p):
@@ -199,10 +204,11 @@ def spread_2d(order, start, cell, lw, Yc, grid):
             y0 = Yc[i, 0]
             y1 = Yc[i, 1]
             col = cell[i, 1] * p
+            ci = c[i] if charged else 1.0
             for t in range(p):
                 wt = lw[i, 0, t]
                 for s in range(p):
-                    w = wt * lw[i, 1, s]
+                    w = wt * lw[i, 1, s] * ci
                     grid[0, base + t, col + s] += w
                     grid[1, base + t, col + s] += w * y0
                     grid[2, base + t, col + s] += w * y1
@@ -246,3 +252,45 @@ def gather_2d(cell, lw, phi, Yc, R):
                 sy1 += w * phi[2, bx + t, by + s]
         R[i, 0] = Yc[i, 0] * s1 - sy0
         R[i, 1] = Yc[i, 1] * s1 - sy1
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def radial_samples(fn, code, kp, floor, dx, out):
+    """The radial function ``fn`` of :mod:`.radial_kernels` at the node offsets ``(a dx, b dx)``
+    (1-D: a single row, ``a = 0``), as :func:`kernel_samples`."""
+    rows, cols = out.shape
+    for a in prange(rows):
+        ra = (a * dx) * (a * dx)
+        for b in range(cols):
+            out[a, b] = radial(fn, code, kp, floor, ra + (b * dx) * (b * dx))
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def gather_channels_1d(cell, lw, phi, out):
+    """``out[i, ch]``: the node potentials ``phi`` (channels, N) interpolated at every point."""
+    n = lw.shape[0]
+    p = lw.shape[2]
+    for i in prange(n):
+        base = cell[i, 0] * p
+        for ch in range(phi.shape[0]):
+            s = 0.0
+            for t in range(p):
+                s += lw[i, 0, t] * phi[ch, base + t]
+            out[i, ch] = s
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def gather_channels_2d(cell, lw, phi, out):
+    """``out[i, ch]``: the node potentials ``phi`` (channels, N, N) interpolated at every point."""
+    n = lw.shape[0]
+    p = lw.shape[2]
+    for i in prange(n):
+        bx = cell[i, 0] * p
+        by = cell[i, 1] * p
+        for ch in range(phi.shape[0]):
+            s = 0.0
+            for t in range(p):
+                wt = lw[i, 0, t]
+                for r in range(p):
+                    s += wt * lw[i, 1, r] * phi[ch, bx + t, by + r]
+            out[i, ch] = s

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..affinity import scale_affinities
+from ..affinity import scale_affinities, scale_sparse_affinities
 from ..io.distances import shift_origin, squared_distances
 from .kernels import HeavyTailed, StudentT
 from .base import EPS, FusedForm, Method, MethodSpec, StepRule, affinity_recipe, check_range
@@ -33,9 +33,14 @@ from .divergences import plogp_constant
 from .sne import KLEmbedding
 
 
-def unnormalised_affinities(state) -> np.ndarray:
-    """The calibrated affinities row-normalised and average-symmetrised, not normalised (sum n)."""
-    return scale_affinities(state.affinities.V, symmetrize_how="average", normalize=False)
+def unnormalised_affinities(state):
+    """The calibrated affinities row-normalised and average-symmetrised, not normalised (sum n);
+    sparse (CSR) when they are."""
+    from scipy import sparse
+
+    V = state.affinities.V
+    scale = scale_sparse_affinities if sparse.issparse(V) else scale_affinities
+    return scale(V, symmetrize_how="average", normalize=False)
 
 
 class UnnormalisedTSNE(Method):

@@ -77,6 +77,22 @@ class TEE(Method):
                                            - lam * Vc.sum(axis=0)) / N)
         return state
 
+    def prepare_sparse(self, data, *, knn_method="auto", random_state=None):
+        """Sparse affinities and the sparse V (CSR) for the sparse-P engines; the constant over the
+        stored entries of V only (the pairs V does not store add ``eps log eps - lambda eps``
+        each in the dense cost)."""
+        from scipy import sparse
+
+        state = super().prepare_sparse(data, knn_method=knn_method, random_state=random_state)
+        V = sparse.csr_matrix(unnormalised_affinities(state))
+        N = float(V.sum())
+        Vc = np.maximum(V.data, self.eps)
+        rows = np.repeat(np.arange(V.shape[0]), np.diff(V.indptr))
+        const = np.bincount(rows, weights=Vc * np.log(Vc) - self.params["lambda"] * Vc,
+                            minlength=V.shape[0]) / N  # V is symmetric: row sums are column sums
+        state.data.update(V=V, N=N, const=const)
+        return state
+
     def terms(self, d2, state, exaggeration, *, cost, grad):
         lam = self.params["lambda"]
         V, N = state.data["V"], state.data["N"]  # exaggeration is ignored

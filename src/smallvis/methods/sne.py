@@ -92,8 +92,8 @@ class ImportanceEmbedding(KLEmbedding):
     def output_weights(self, state):
         """The degrees ``deg`` (the column sums of P): the importance of a pair is
         ``deg_i deg_j``."""
-        if "deg" not in state.data:
-            state.data["deg"] = state.P.sum(axis=0)
+        if "deg" not in state.data:  # a flat array for a dense or a sparse P
+            state.data["deg"] = np.asarray(state.P.sum(axis=0)).ravel()
         return state.data["deg"]
 
     def output_kernel(self, state):

@@ -48,7 +48,9 @@ def test_what_the_catalog_reports():
     assert engines["ncvis"] == ("dense", "sgd")
     assert engines["wtsne"] == ("dense", "exact")
     assert engines["gsne"] == ("dense",)
-    assert set(served_by("sgd")) == {"largevis", "umap", "tumap", "ncvis"}
+    assert set(served_by("sgd")) == {"largevis", "umap", "tumap", "ncvis", "ee", "tee", "mmds",
+                                     "smmds", "sammon"}
+    assert engines["mmds"] == ("dense", "exact", "sgd") and engines["gmmds"] == ("dense", "exact")
     assert set(served_by("bh")) == set(served_by("fft")) == {"tsne", "hssne", "bhssne", "skdtsne"}
 
 

@@ -77,11 +77,12 @@ class SparseKLEngine:
         """Refuse, before any work, a method this engine cannot run (naming those it can)."""
         form = served_form(method)
         if form is None:
+            reason = method.unserved_reason(self.name)
+            advice = reason if reason else "use engine 'exact' or 'dense'"
             raise ValueError(
                 f"engine {self.name!r} runs KL methods with a symmetric P, a matrix-normalised Q and "
                 f"a Student-t or heavy-tailed output kernel; method {method.name!r} is not one of "
-                f"them (methods it runs: {', '.join(served_methods())}); use engine 'exact' or "
-                f"'dense'")
+                f"them (methods it runs: {', '.join(served_methods())}); {advice}")
         return form
 
     def check(self, n: int) -> None:

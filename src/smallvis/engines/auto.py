@@ -6,8 +6,9 @@ The rule keeps every method on an exact engine (the original's numbers) while th
 1. t-SNE-family methods (KL with a symmetric P, a Student-t or heavy-tailed kernel) above
    ``AUTO_APPROX_N`` points go to an approximate engine with sparse P: ``fft`` for 1-D and 2-D
    output, ``bh`` for 3-D.
-2. Methods with a stochastic version (largevis, umap, tumap, ncvis) above ``AUTO_SGD_N`` points go to
-   ``sgd``.
+2. The peers' stochastic methods (largevis, umap, tumap, ncvis: ``StochasticPlan.auto``) above
+   ``AUTO_SGD_N`` points go to ``sgd``; the other methods sgd runs (ee, tee, mmds, smmds, sammon)
+   only when nothing exact fits in memory (rule 4).
 3. Otherwise ``exact`` (fused kernels, same numbers as dense) from ``AUTO_EXACT_N`` points for the
    methods it serves natively, ``dense`` below (no compilation: small runs start at once) and for the
    rest.
@@ -51,12 +52,13 @@ def choose_engine(method, n: int, k: int, available) -> tuple[str, str]:
     approx = ("fft" if k <= 2 else "bh") if k <= 3 else None
     if approx not in available:
         approx = None
-    stochastic = method.stochastic_plan() is not None and "sgd" in available
+    plan = method.stochastic_plan()
+    stochastic = plan is not None and "sgd" in available
     fused = _fused(method)
     if sparse_ok and approx and n > AUTO_APPROX_N:
         return approx, (f"{n} points > {AUTO_APPROX_N} and method {method.name} has a sparse "
                         f"approximate version for {k}-D output")
-    if stochastic and n > AUTO_SGD_N:
+    if stochastic and plan.auto and n > AUTO_SGD_N:
         return "sgd", (f"{n} points > {AUTO_SGD_N} and method {method.name} has a stochastic "
                        f"version")
     if fused and n >= AUTO_EXACT_N and (_fits(n, 1) or _sparse_p(method)):

@@ -29,9 +29,13 @@ import math
 
 import numpy as np
 
-from .base import (EPS, Method, MethodSpec, PairForm, StepRule, affinity_recipe, check_range,
-                   lambda_param)
+from .base import (EPS, Method, MethodSpec, PairForm, StepRule, StochasticPlan, affinity_recipe,
+                   check_range, lambda_param)
 from .dynamic import unnormalised_affinities
+
+# why the sparse-P KL engines cannot run the elastic embeddings
+NOT_KL = ("its cost is un-normalised (no Z), with a repulsion of its own rather than KL's; use "
+          "engine='sgd' (edges and uniformly sampled pairs, O(n k) memory) or 'exact'")
 
 
 class ElasticEmbedding(Method):
@@ -62,6 +66,18 @@ class ElasticEmbedding(Method):
         repulsion weight is 1 and the all-ones matrix is not read)."""
         return PairForm("ee", weight="none", gamma=self.params["lambda"],
                         weights="Vn" if self.params["neg_weights"] else None)
+
+    def unserved_reason(self, engine):
+        return NOT_KL if engine in ("bh", "fft") else None
+
+    def stochastic_plan(self):
+        """The sgd engine's version: edges sampled by P pull along ``d2``, uniformly sampled pairs
+        push along ``lambda Vn_ij exp(-d2)``, ``Vn_ij = R_ij / sum R`` from the input coordinates
+        of the pair (``neg_weights``) or 1; the same cost, no reweighting (docs/engines.md).
+        Learning rate 0.1: an edge's pull ``2 lr (y_i - y_j)`` overshoots from ``lr = 0.5``."""
+        return StochasticPlan("pairs", eta=0.1, auto=False,
+                              options={"kind": "ee", "lambda": self.params["lambda"],
+                                       "weights": self.params["neg_weights"], "norm": None})
 
 
 class TEE(Method):
@@ -95,6 +111,30 @@ class TEE(Method):
         """The exact engine's pair pass reads V (not P); ``N`` is NaN before ``prepare``."""
         return PairForm("tee", gamma=self.params["lambda"], eps=self.eps, input="V",
                         norm=float(state.data.get("N", np.nan)))
+
+    def prepare_sparse(self, data, **kw):
+        """Sparse P (= V / N) with ``N = sum V`` (the number of points with neighbours: V's rows are
+        normalised, then averaged with its transpose) and the per-point constant over V's stored
+        entries (the dense constant's ``eps`` terms on the other pairs are left out)."""
+        state = super().prepare_sparse(data, **kw)
+        rows = np.asarray(state.affinities.V.sum(axis=1)).ravel()
+        N = float(np.count_nonzero(rows > 0))
+        V = state.P * N
+        lam = self.params["lambda"]
+        terms = V.copy()
+        terms.data = V.data * np.log(np.maximum(V.data, self.eps)) - lam * V.data
+        state.data.update(N=N, const=np.asarray(terms.sum(axis=0)).ravel() / N)
+        return state
+
+    def unserved_reason(self, engine):
+        return NOT_KL if engine in ("bh", "fft") else None
+
+    def stochastic_plan(self):
+        """The sgd engine's version: edges sampled by P = V / N pull along ``log(1 + d2)``,
+        uniformly sampled pairs push along ``(lambda / N) w``; the same cost (docs/engines.md)."""
+        return StochasticPlan("pairs", a=1.0, b=1.0, auto=False,
+                              options={"kind": "tee", "lambda": self.params["lambda"],
+                                       "weights": False, "norm": "N"})
 
 
 def _lambda(method, params, default):

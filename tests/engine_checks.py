@@ -9,7 +9,8 @@ functions on it.
 Tolerances per engine: ``exact`` gives the dense engine's numbers (relative 1e-10); ``bh`` at
 ``theta = 0`` opens every cell (1e-9); ``fft`` interpolates (gradient within 1e-3, cost 1e-5; a
 cost that reads per-point all-pairs sums, 1e-5 in total and 1e-4 of the largest per point);
-``sgd`` optimises stochastically, so it is compared with a dense run by the clusters both find.
+``sgd`` optimises stochastically, so it is compared with a dense run by the clusters both find (and,
+where its sampled objective is the method's own cost, by the cost both reach).
 """
 
 from __future__ import annotations
@@ -318,10 +319,17 @@ def sgd_blobs():
     return make_blobs(n_samples=300, n_features=10, centers=4, cluster_std=1.0, random_state=3)
 
 
+# the sgd result's cost (the dense engine's) may exceed the dense run's by this fraction, for the
+# methods whose sampled objective is their own cost (measured: ee 0.05 %, mmds 1.4 %, smmds 1.0 %;
+# tee and sammon end lower than the dense run)
+SGD_COST_SLACK = 0.05
+
+
 def check_sgd(spec) -> None:
     """Same cost, two optimisers: the same cluster structure, measured by neighbours, not
     coordinates (the dense run starts where the method's stochastic plan does, scaled PCA for the
-    spectral start)."""
+    spectral start); where the sgd engine descends the method's own cost (ee, tee, the stress
+    methods: ``forces`` "pairs" and "stress"), also a cost as low as the dense run's."""
     from sklearn.neighbors import NearestNeighbors
 
     from smallvis import smallvis
@@ -332,10 +340,20 @@ def check_sgd(spec) -> None:
     name = spec if isinstance(spec, str) else spec[0]
     params = {**SGD_DENSE_PARAMS.get(name, {}), **({} if isinstance(spec, str) else spec[1])}
     eta = SGD_DENSE_ETA.get(name) or suggested_eta(name, len(X))
-    init = "power" if build_method(name).stochastic_plan().init == "power" else "spca"
-    exact = smallvis(X, method=(name, params), perplexity=15, engine="dense", Y_init=init,
-                     eta=eta, max_iter=300, random_state=1)
+    plan = build_method(spec).stochastic_plan()
+    init = "power" if plan.init == "power" else "spca"
+    res = smallvis(X, method=(name, params), perplexity=15, engine="dense", Y_init=init,
+                   eta=eta, max_iter=300, random_state=1, ret_extra=["X"])
+    exact = res.Y
     stoch = smallvis(X, method=spec, perplexity=15, engine="sgd", random_state=42)
+    if plan.forces in ("pairs", "stress"):
+        method = build_method(spec, perplexity=15)
+        state = method.prepare(InputData(res.extras["X"]))  # the input as the runs scaled it
+
+        def cost(Y):
+            return float(np.sum(DenseEngine().evaluate(method, state, Y, grad=False)[0]))
+
+        assert cost(stoch) <= cost(exact) + SGD_COST_SLACK * abs(cost(exact)), name
 
     def same_label_neighbours(Y):
         idx = NearestNeighbors(n_neighbors=11).fit(Y).kneighbors(Y, return_distance=False)[:, 1:]

@@ -55,14 +55,16 @@ def test_only_registered_engines_are_chosen():
 @pytest.mark.parametrize("n", [500, AUTO_EXACT_N, AUTO_APPROX_N + 1, 50_000])
 def test_every_method_goes_to_an_engine_that_serves_it(n):
     """The choice follows the catalog: a large run goes to an approximate or stochastic engine that
-    claims the method, an exact-size run to the fused kernels where they are native, never to an
+    claims the method (sgd: the peers' methods, ``StochasticPlan.auto``), an exact-size run to the fused kernels where they are native, never to an
     engine that does not serve the method (dense runs every method)."""
     for name in REGISTRY:
         method = build_method(name)
         chosen, reason = choose_engine(method, n, 2, ALL)
         assert chosen == "dense" or name in served_by(chosen), (name, chosen, reason)
         if n > max(AUTO_APPROX_N, AUTO_SGD_N) and chosen in ("dense", "exact"):
-            assert not {"bh", "fft", "sgd"} & set(info_engines(name)), (name, chosen)
+            plan = method.stochastic_plan()
+            routed = {"bh", "fft"} | ({"sgd"} if plan is not None and plan.auto else set())
+            assert not routed & set(info_engines(name)), (name, chosen)
 
 
 class _Claims:

@@ -49,7 +49,9 @@ def test_what_the_catalog_reports():
     assert engines["wtsne"] == ("dense", "exact", "bh", "fft")
     assert engines["btsne"] == ("dense", "exact")  # per-point bandwidths: not translation-invariant
     assert engines["gsne"] == engines["absne"] == engines["dhssne"] == ("dense", "exact")
-    assert set(served_by("sgd")) == {"largevis", "umap", "tumap", "ncvis"}
+    assert set(served_by("sgd")) == {"largevis", "umap", "tumap", "ncvis", "ee", "tee", "mmds",
+                                     "smmds", "sammon"}
+    assert engines["mmds"] == ("dense", "exact", "sgd") and engines["gmmds"] == ("dense", "exact")
     # every cost whose all-pairs part is a sum of radial functions of the output distance
     assert set(served_by("bh")) == set(served_by("fft")) == {
         "tsne", "ssne", "hssne", "bhssne", "wtsne", "wssne", "asne", "tasne", "trmsne", "tmsne",

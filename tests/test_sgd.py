@@ -25,7 +25,7 @@ def sgd(X, method="umap", **kw):
     return smallvis(X, method=method, engine="sgd", ret_extra=True, **kw)
 
 
-SGD_METHODS = ["umap", "tumap", "largevis", "ncvis"]
+SGD_METHODS = claimed("sgd")  # every method the catalog says sgd runs
 
 
 # --- reproducibility --------------------------------------------------------------------------
@@ -41,7 +41,7 @@ def test_same_seed_same_embedding(blobs, method):
     assert not np.array_equal(a.Y, c.Y)
 
 
-@pytest.mark.parametrize("method", ["umap", "ncvis"])
+@pytest.mark.parametrize("method", ["umap", "ncvis", "ee", "mmds"])
 def test_result_does_not_depend_on_the_number_of_threads(blobs, method):
     import numba
 
@@ -59,14 +59,7 @@ def test_result_does_not_depend_on_the_number_of_threads(blobs, method):
 
 # --- behaviour --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("method", SGD_METHODS)
-def test_cost_decreases_over_epochs_on_blobs(blobs, method):
-    X, _ = blobs
-    res = sgd(X, method, max_iter=100, epoch=10, iter0_cost=True)
-    costs = [res.itercosts[e] for e in sorted(res.itercosts)]
-    assert sorted(res.itercosts) == list(range(0, 101, 10))
-    assert costs[-1] < costs[0]
-    assert np.all(np.isfinite(res.costs)) and res.cost == pytest.approx(costs[-1])
+# the sampled objective decreasing over a run, for every method: tests/test_sgd_objective.py
 
 
 # every method the catalog says sgd runs (computed from the registry when this module is collected)
@@ -83,6 +76,16 @@ def test_default_epochs_and_learning_rate(blobs):
     assert res.opt["name"] == "sgd" and res.Y_init == "normlaplacian"
     assert sgd(X, "ncvis").iter == 50
     assert default_epochs("umap", 10_000) == 500 and default_epochs("umap", 10_001) == 200
+    ee = sgd(X, "ee", max_iter=2)
+    assert ee.opt["eta"] == 0.1 and ee.Y_init == "normlaplacian"
+    mmds = smallvis(X, method="mmds", engine="sgd", max_iter=0, ret_extra=["X"])
+    assert mmds.opt["eta"] == 1.0 and mmds.Y_init == "pca"
+    # SGD-MDS starts from the PCA scores at the input's scale (centred), not rescaled to [0, 10]
+    from smallvis.io.preprocess import pca_scores
+
+    pca = pca_scores(mmds.extras["X"], 2)
+    np.testing.assert_allclose(np.abs(mmds.Y), np.abs(pca - pca.mean(axis=0)), rtol=1e-8,
+                               atol=1e-12)
 
 
 def test_max_iter_zero_returns_the_scaled_init(blobs):
@@ -167,8 +170,43 @@ def test_bad_engine_options(blobs, engine, match):
 @pytest.mark.parametrize("method", ["tsne", ("largevis", {"out_kernel": "exp"}), "ntumap"])
 def test_methods_without_a_stochastic_version(blobs, method):
     X, _ = blobs
-    with pytest.raises(ValueError, match="no stochastic version.*largevis, umap, tumap, ncvis"):
+    with pytest.raises(ValueError, match="no stochastic version.*; methods with one: ee, tee, "
+                                         "largevis, umap, tumap, ncvis, mmds, smmds, sammon"):
         smallvis(X, method=method, engine="sgd", max_iter=2)
+
+
+@pytest.mark.parametrize("method, engine, match", [
+    ("gmmds", "sgd", "no stochastic version.*shortest paths on the kNN graph.*engine='exact'"),
+    ("ballmmds", "sgd", "no stochastic version.*quantile of all.*engine='exact'"),
+    ("knnmmds", "sgd", "no stochastic version.*the neighbourhood graph.*engine='exact'"),
+    ("mmds", "bh", "own target distance.*no sum of a radial function.*engine='sgd'"),
+    ("sammon", "fft", "own target distance.*no sum of a radial function.*engine='sgd'"),
+    ("ee", "fft", "input distances.*engine='sgd'"),
+])
+def test_refusals_say_why_and_what_to_use(blobs, method, engine, match):
+    X, _ = blobs
+    with pytest.raises(ValueError, match=match):
+        smallvis(X, method=method, engine=engine, max_iter=2)
+
+
+@pytest.mark.parametrize("method", ["ee", "mmds"])
+def test_repulsion_strength_is_refused_where_the_method_has_its_own(blobs, method):
+    X, _ = blobs
+    with pytest.raises(ValueError, match="repulsion_strength.*has its own repulsion weight"):
+        smallvis(X, method=method, engine=("sgd", {"gamma": 2.0}), max_iter=2)
+
+
+def test_auto_keeps_the_original_methods_on_exact_engines(monkeypatch):
+    """ee, tee and the stress methods are served by sgd, but ``engine="auto"`` moves only the peers'
+    methods there by size: the others keep the original's numbers while they fit."""
+    from smallvis.engines import auto, resolve_engine
+    from smallvis.methods import build_method
+
+    monkeypatch.setattr(auto, "available_memory", lambda: None)  # everything fits
+    for name in ("ee", "mmds"):
+        assert resolve_engine("auto", build_method(name), 20_000).name == "exact"
+    assert resolve_engine("auto", build_method("tee"), 20_000).name == "fft"  # its radial sums
+    assert resolve_engine("auto", build_method("umap"), 20_000).name == "sgd"
 
 
 # --- the kernels descend the documented per-sample objectives ---------------------------------

@@ -50,8 +50,9 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         proportion); ``power`` is NCVis's power iteration on P. None: the method's default (``rand``,
         the original's, for every method but ncvis, whose default is ``power``; ``pcascaled`` under
         ``defaults="auto"``); on the ``sgd`` engine ``normlaplacian``
-        (umap-learn's spectral init) or ``power`` (NCVis), and named inits are then rescaled as
-        umap-learn does (each column to [0, 10]) or NCVis does (mean 0, sd 1).
+        (umap-learn's spectral init), ``power`` (NCVis) or ``pca`` (SGD-MDS), and named inits are
+        then rescaled as umap-learn does (each column to [0, 10]) or NCVis does (mean 0, sd 1);
+        SGD-MDS keeps the PCA scores' scale.
     Y_init_sdev : float, optional
         Rescale every initial column to this standard deviation (``pcascaled``: the first column,
         the others in proportion).
@@ -85,7 +86,7 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         ``eta="optsne"`` is the original's ``n / exaggeration_factor``; ``eta="auto"`` is opt-SNE's
         and openTSNE's rate in this package's gradient units, ``max(n / (4 exaggeration_factor),
         50)`` (scikit-learn's ``learning_rate="auto"``). On the ``sgd`` engine ``eta`` is the initial
-        SGD learning rate (default 1).
+        SGD learning rate (default 1; ee 0.1; SGD-MDS: the first step, decaying to a hundredth).
     opt : str or (str, dict)
         Optimiser, ``"dbd"`` by default (``defaults="auto"``, t-SNE: ``("dbd", {"reset_gains":
         True})``, whose gains and momentum restart when early exaggeration ends; the others: ``ndbd``, ``adagrad``, ``adadelta``,
@@ -143,12 +144,14 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
           ``interval_size``), for the t-SNE family (KL with a Student-t or heavy-tailed kernel: tsne,
           hssne, ...) on a kNN-restricted P; option ``knn`` ("auto", "exact", "nndescent").
         - ``"sgd"``: the edge-sampling, negative-sampling SGD of LargeVis/UMAP/NCVis, for largevis,
-          umap, tumap and ncvis; options ``negative_sample_rate``, ``repulsion_strength``, ``knn``.
+          umap, tumap and ncvis, the same sampling of ee's and tee's costs, and SGD-MDS over sampled
+          pairs for mmds, smmds and sammon; options ``negative_sample_rate`` (SGD-MDS: pairs per
+          point per epoch), ``repulsion_strength``, ``knn``.
           ``max_iter`` counts epochs, ``opt`` and exaggeration do not apply and ``itercosts`` holds
           sampled estimates.
         - ``"auto"`` (default): ``dense`` below 1,000 points, ``exact`` above for methods it serves;
           above 10,000 points ``fft`` (1-D/2-D) or ``bh`` (3-D) for the t-SNE family and ``sgd`` for
-          the stochastic methods. The choice is logged and kept in ``res.engine``; kernel
+          largevis, umap, tumap and ncvis. The choice is logged and kept in ``res.engine``; kernel
           compilation time is reported separately (``res.compile_secs``).
     random_state : int or numpy Generator, optional
         Controls every random choice.

@@ -251,8 +251,10 @@ def _reported_perplexity(m, state):
 
 def _stochastic_scale(Y, forces):
     """Named inits on the sgd engine: each column to [0, 10] (umap-learn), or to mean 0 and sd 1
-    (NCVis)."""
+    (NCVis), or centred at its own scale (SGD-MDS: the PCA start at the input distances' scale)."""
     Y = Y - Y.mean(axis=0)
+    if forces == "stress":
+        return Y
     if forces == "nce":
         sd = Y.std(axis=0)
         return Y / np.where(sd > 0, sd, 1.0)

@@ -177,13 +177,14 @@ class SparseKLEngine:
 
     # -- set-up ---------------------------------------------------------------------------------
     def plan(self, method):
-        """Refuse, before any work, a method this engine cannot run (saying why, and naming those it
-        can)."""
+        """Refuse, before any work, a method this engine cannot run (saying why, what to use
+        instead, and naming those it can)."""
         plan, why = approx_plan(method)
         if plan is None:
+            advice = method.unserved_reason(self.name) or "use engine 'exact' or 'dense'"
             raise ValueError(
-                f"engine {self.name!r} cannot run method {method.name!r}: {why} (methods it runs: "
-                f"{', '.join(served_methods(type(self)))}); use engine 'exact' or 'dense'")
+                f"engine {self.name!r} cannot run method {method.name!r}: {why}; {advice} (methods "
+                f"it runs: {', '.join(served_methods(type(self)))})")
         return plan
 
     def check(self, n: int) -> None:

@@ -8,7 +8,9 @@ numbers) while that is practical:
 
 1. Above ``AUTO_APPROX_N`` points, a method an approximate sparse-P engine serves goes to it:
    ``fft`` for 1-D and 2-D output (``bh`` where fft does not serve it), ``bh`` for 3-D.
-2. Above ``AUTO_SGD_N`` points, a method the negative-sampling engine serves goes to ``sgd``.
+2. Above ``AUTO_SGD_N`` points, the peers' stochastic methods (largevis, umap, tumap, ncvis: their
+   ``StochasticPlan.auto``) go to ``sgd``; the other methods sgd runs (ee, tee, mmds, smmds,
+   sammon) stay on the exact engines while they fit (rule 4).
 3. Otherwise ``exact`` (fused kernels, same numbers as dense) from ``AUTO_EXACT_N`` points for the
    methods it serves natively, ``dense`` below (no compilation: small runs start at once) and for the
    rest.
@@ -54,12 +56,13 @@ def choose_engine(method, n: int, k: int, engines) -> tuple[str, str]:
     engine class (``smallvis.engines.ENGINES``)."""
     native = native_engines(method, engines)
     approx = next((name for name in _APPROX_BY_DIM.get(k, ()) if name in native), None)
-    stochastic = "sgd" in native
+    plan = method.stochastic_plan() if "sgd" in native else None
+    stochastic = plan is not None
     fused = "exact" in native
     if approx and n > AUTO_APPROX_N:
         return approx, (f"{n} points > {AUTO_APPROX_N} and method {method.name} has a sparse "
                         f"approximate version for {k}-D output")
-    if stochastic and n > AUTO_SGD_N:
+    if stochastic and plan.auto and n > AUTO_SGD_N:
         return "sgd", (f"{n} points > {AUTO_SGD_N} and method {method.name} has a stochastic "
                        f"version")
     if fused and n >= AUTO_EXACT_N and (_fits(n, 1) or _sparse_p(method)):

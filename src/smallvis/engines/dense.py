@@ -39,7 +39,8 @@ def check_memory(n: int, matrices: int, engine: str, budget: int | None = None) 
         raise MemoryError(
             f"the {engine} engine needs about {gib(need)} for {n} points ({what}) but "
             f"{describe(budget)}. Keep P sparse instead: engine='fft' or "
-            f"'bh' (t-SNE family, kNN-restricted P), engine='sgd' (largevis, umap, tumap, ncvis), "
+            f"'bh' (t-SNE family, kNN-restricted P), engine='sgd' (largevis, umap, tumap, ncvis, "
+            f"ee, tee, mmds, smmds, sammon), "
             f"or a sparse input kernel such as inp_kernel='nngaussian' or 'knn' with "
             f"engine='exact'; or embed a random sample"
         )

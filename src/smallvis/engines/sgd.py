@@ -22,6 +22,9 @@ exact method's cost with its repulsion weighted by ``gamma M p_i / n`` per pair.
 
 NCVis (``forces="nce"``): every edge once per epoch, ``nu_e`` negatives per edge from the noise plan,
 the learned log-normaliser ``Q`` with its own rate, updates clipped at 4 (docs/methods.md#ncvis).
+
+ee and tee (``forces="pairs"``: edge sampling and uniform pair sampling of their own un-normalised
+cost) and SGD-MDS (``forces="stress"``: mmds, smmds, sammon): :mod:`.sgd_pairs`.
 """
 
 from __future__ import annotations
@@ -83,14 +86,15 @@ def _check_option(name, value, *, minimum, whole=False):
 @dataclass
 class Epochs:
     """The epochs of one run (:meth:`SGDEngine.epochs`): ``step(Y, e)`` returns the coordinates after
-    epoch ``e`` (``Y`` is read, not written), ``params`` the settings for ``res.opt``, ``note()`` a
-    few words for each epoch's log line. :class:`smallvis.run.optim.sgd.EpochStepper` runs them as
+    epoch ``e`` (``Y`` is read, not written), ``rate(e)`` its learning rate, ``params`` the settings
+    for ``res.opt``, ``note()`` a few words for each epoch's log line. :class:`smallvis.run.optim.sgd.EpochStepper` runs them as
     the driver's optimiser."""
 
     step: Callable[[np.ndarray, int], np.ndarray]
     params: dict
     nce: dict | None = None
     started: float = field(default_factory=time.perf_counter)
+    rate: Callable[[int], float] | None = None  # the learning rate of epoch e
 
     def note(self) -> str:
         q = f" Q = {self.nce['Q']:.4g}" if self.nce is not None else ""
@@ -100,9 +104,10 @@ class Epochs:
 class SGDEngine:
     """Negative-sampling SGD (``engine="sgd"`` or ``("sgd", {options})``).
 
-    Options: ``negative_sample_rate`` (5; NCVis uses its own noise plan), ``repulsion_strength``
-    (alias ``gamma``; default: the method's, i.e. umap-learn's 1, LargeVis's 7), ``knn`` (``"auto"``,
-    ``"exact"`` or ``"nndescent"``: how neighbours are found).
+    Options: ``negative_sample_rate`` (5; NCVis uses its own noise plan; SGD-MDS: pairs per point
+    per epoch), ``repulsion_strength`` (alias ``gamma``; default: the method's, i.e. umap-learn's 1,
+    LargeVis's 7; UMAP-style forces only), ``knn`` (``"auto"``, ``"exact"`` or ``"nndescent"``: how
+    neighbours are found).
     """
 
     name = "sgd"
@@ -138,27 +143,39 @@ class SGDEngine:
             from ..methods import methods_where
 
             capable = methods_where(SGDEngine.serves)
-            raise ValueError(f"method {method.name!r} has no stochastic version for engine 'sgd'; "
-                             f"methods with one: {', '.join(capable)}")
+            reason = method.unserved_reason("sgd")
+            raise ValueError(f"method {method.name!r} has no stochastic version for engine 'sgd'"
+                             f"{': ' + reason if reason else ''}; methods with one: "
+                             f"{', '.join(capable)}")
         return plan
 
     # -- set-up ---------------------------------------------------------------------------------
     def prepare(self, method, data, *, extras=frozenset(), rng):
         """Sparse affinities and the sampling structures. The kNN seed comes from a child stream of
         ``rng``, which is left as it was: a random init draws what it draws on every engine."""
+        self._check_options(method, self.plan(method))
         fit_threads(data.n * WORK_PER_POINT * (1 + self.negative_sample_rate))
         state = method.prepare_sparse(data, knn_method=self.knn,
                                       random_state=int(child(rng).integers(2**31 - 1)))
+        if self.plan(method).forces in ("pairs", "stress"):
+            state.data["input"] = data  # the input distances of sampled pairs, read on the fly
         return state
 
+    def _check_options(self, method, plan) -> None:
+        if plan.forces in ("pairs", "stress") and self.repulsion_strength is not None:
+            what = "the method's lambda" if plan.forces == "pairs" else "the stress itself"
+            raise ValueError(f"engine 'sgd' option repulsion_strength (gamma) applies to the "
+                             f"UMAP-style forces (largevis, umap, tumap); method {method.name!r} "
+                             f"has its own repulsion weight: {what}")
+
     def _graph(self, state, plan, n_epochs):
-        """CSR arrays of P (pruned for the UMAP forces), normalised edge and row masses."""
+        """CSR arrays of P (pruned for the UMAP forces and ee/tee), normalised edge and row masses."""
         import scipy.sparse as sp
 
         P = sp.csr_matrix(state.P, dtype=np.float64)
         P.setdiag(0.0)
         P.eliminate_zeros()
-        if plan.forces == "umap" and P.nnz:
+        if plan.forces in ("umap", "pairs") and P.nnz:
             pruned = P.data < P.data.max() / n_epochs
             if pruned.any():
                 P.data[pruned] = 0.0
@@ -179,22 +196,42 @@ class SGDEngine:
         ``eta``), through :class:`smallvis.run.optim.sgd.EpochStepper`. Draws the sampling and cost
         seeds from ``rng``."""
         plan = self.plan(method)
+        if plan.forces == "stress":
+            from .sgd_pairs import stress_epochs
+
+            step, rate = stress_epochs(plan, state, pairs=self.negative_sample_rate,
+                                       blocks=block_starts(state.data["input"].n),
+                                       n_epochs=n_epochs, eta=eta, rng=rng)
+            return Epochs(step, self.run_params(eta, n_epochs), rate=rate)
         P, edge_p, row_p = self._graph(state, plan, n_epochs)
         n = P.shape[0]
         seed = np.uint64(int(rng.integers(2**63)))
         cost_seed = np.uint64(int(rng.integers(2**63)))
+        if plan.forces == "pairs":
+            from .sgd_pairs import pair_epochs
+
+            step, rate = pair_epochs(plan, state, P, negatives=self.negative_sample_rate,
+                                     blocks=block_starts(n), n_epochs=n_epochs, eta=eta,
+                                     seed=seed, cost_seed=cost_seed)
+            return Epochs(step, self.run_params(eta, n_epochs), rate=rate)
         repulsion = self._repulsion(plan)
         sgd = state.data.setdefault("sgd", {})
         sgd.update(edge_p=edge_p, row_p=row_p, indptr=P.indptr, indices=P.indices, seed=seed,
                    cost_seed=cost_seed, repulsion=repulsion)
         if plan.forces == "nce":
-            epoch_step = self._nce_setup(plan, sgd, state, row_p, n, n_epochs, eta)
+            rate = lambda e: eta * (1.0 - (e / n_epochs) ** 2)  # noqa: E731
+            epoch_step = self._nce_setup(plan, sgd, state, row_p, n, n_epochs, rate)
         else:
-            epoch_step = self._umap_setup(plan, sgd, P, n_epochs, eta, repulsion)
+            rate = lambda e: eta * (1.0 - e / n_epochs)  # noqa: E731
+            epoch_step = self._umap_setup(plan, sgd, P, n_epochs, rate, repulsion)
         logger.info("sgd: %d points, %d edges, %d epochs, learning rate %g, %s", n, P.nnz,
                     n_epochs, eta, self._describe(plan, sgd))
-        params = {"name": "sgd", "eta": float(eta), "n_epochs": n_epochs, **self.options()}
-        return Epochs(epoch_step, params, sgd if plan.forces == "nce" else None)
+        return Epochs(epoch_step, self.run_params(eta, n_epochs),
+                      sgd if plan.forces == "nce" else None, rate=rate)
+
+    def run_params(self, eta, n_epochs) -> dict:
+        """The settings ``res.opt`` reports."""
+        return {"name": "sgd", "eta": float(eta), "n_epochs": n_epochs, **self.options()}
 
     def evaluate(self, method, state, Y, factor=1.0, *, cost=True, grad=True):
         """The engine's evaluation: a sampled estimate of the per-point costs; no gradient (the
@@ -214,18 +251,18 @@ class SGDEngine:
         return (f"{self.negative_sample_rate} negatives per edge sample, repulsion "
                 f"{sgd['repulsion']:g}, a = {plan.a:.6g}, b = {plan.b:.6g}")
 
-    def _umap_setup(self, plan, sgd, P, n_epochs, eta, repulsion):
+    def _umap_setup(self, plan, sgd, P, n_epochs, rate, repulsion):
         from . import sgd_kernels as k
 
         epochs_per_sample = P.data.max() / P.data
         next_sample = epochs_per_sample.copy()
-        rate = self.negative_sample_rate
-        epochs_per_negative = epochs_per_sample / rate if rate > 0 else np.full_like(
+        negatives = self.negative_sample_rate
+        epochs_per_negative = epochs_per_sample / negatives if negatives > 0 else np.full_like(
             epochs_per_sample, np.inf)
         next_negative = epochs_per_negative.copy()
         blocks = block_starts(P.shape[0])
         seed = sgd["seed"]
-        sgd["negatives"] = rate
+        sgd["negatives"] = negatives
 
         tails = None
 
@@ -234,7 +271,7 @@ class SGDEngine:
             nonlocal tails
             if tails is None:
                 tails = np.zeros((blocks.shape[0] - 1,) + Y.shape)
-            lr = eta * (1.0 - e / n_epochs)
+            lr = rate(e)
             new = Y.copy()
             k.umap_epoch(new, Y, tails, P.indptr, P.indices, epochs_per_sample, next_sample,
                          epochs_per_negative, next_negative, blocks, plan.a, plan.b, repulsion,
@@ -244,7 +281,7 @@ class SGDEngine:
 
         return step
 
-    def _nce_setup(self, plan, sgd, state, row_p, n, n_epochs, eta):
+    def _nce_setup(self, plan, sgd, state, row_p, n, n_epochs, rate):
         from . import sgd_kernels as k
 
         o = plan.options
@@ -267,7 +304,7 @@ class SGDEngine:
             nonlocal tails
             if tails is None:
                 tails = np.zeros((blocks.shape[0] - 1,) + Y.shape)
-            lr = eta * (1.0 - (e / n_epochs) ** 2)
+            lr = rate(e)
             new = Y.copy()
             k.nce_epoch(new, Y, tails, indptr, indices, blocks, Q_blocks, sgd["Q"], offset,
                         plan.a, plan.b, int(nus[e]), o["alpha_Q"], lr, e, seed)
@@ -286,6 +323,10 @@ class SGDEngine:
         plan = self.plan(method)
         sgd = state.data["sgd"]
         Y = np.ascontiguousarray(Y, dtype=np.float64)
+        if plan.forces in ("pairs", "stress"):
+            from .sgd_pairs import pair_costs, stress_costs
+
+            return pair_costs(sgd, Y) if plan.forces == "pairs" else stress_costs(sgd, Y, method.eps)
         n = Y.shape[0]
         m = int(min(100, max(10, 2_000_000 // n)))
         if plan.forces == "nce":

@@ -67,8 +67,15 @@ class StochasticPlan:
     ``forces="umap"``: output weight ``w = 1/(1 + a d^2b)``, attraction ``-log w`` on edges sampled in
     proportion to P, repulsion ``-repulsion * log(1 - w)`` on uniform negatives, softened by
     ``gr_eps``. ``forces="nce"``: NCVis's noise-contrastive forces with a learned log-normaliser
-    (``options``: noise_ratio, noise_plan, alpha_Q, corrected). ``epochs``: the default-epochs rule
-    (``"umap"``: 500 up to 10,000 points, else 200; ``"ncvis"``: 50). ``init``: the default init.
+    (``options``: noise_ratio, noise_plan, alpha_Q, corrected). ``forces="pairs"``: an
+    un-normalised cost ``sum_ij P_ij A(d2_ij) + sum_ij c_ij B(d2_ij)``, attraction on sampled edges,
+    repulsion on uniformly sampled pairs (``options``: ``kind`` ``"ee"`` or ``"tee"``, ``lambda``,
+    ``weights`` (ee's input-distance weights), ``norm`` (a key of ``state.data`` dividing lambda:
+    tee's ``N``)). ``forces="stress"``: SGD-MDS over uniformly sampled pairs (``options``: ``kind``
+    ``"mmds"``, ``"smmds"`` or ``"sammon"``). ``epochs``: the default-epochs rule (``"umap"``: 500 up
+    to 10,000 points, else 200; ``"ncvis"``: 50). ``init``: the default init. ``eta``: the default
+    initial learning rate. ``auto``: ``engine="auto"`` moves the method to sgd above 10,000 points
+    (the peers' methods; the others stay on an exact engine while it fits).
     """
 
     forces: str
@@ -79,6 +86,8 @@ class StochasticPlan:
     epochs: str = "umap"
     init: str = "normlaplacian"
     options: dict = field(default_factory=dict)
+    eta: float = 1.0
+    auto: bool = True
 
 
 @dataclass(frozen=True)
@@ -305,6 +314,11 @@ class Method:
 
     def stochastic_plan(self) -> StochasticPlan | None:
         """How the SGD engine runs this method (None: it cannot)."""
+        return None
+
+    def unserved_reason(self, engine: str) -> str | None:
+        """Why ``engine`` cannot run this method, when the method knows (added to the engine's
+        refusal); None: no particular reason."""
         return None
 
     def fused_form(self, state: MethodState) -> FusedForm | SumForm | None:

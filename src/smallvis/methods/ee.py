@@ -29,9 +29,12 @@ import math
 
 import numpy as np
 
-from .base import (EPS, Method, MethodSpec, PairForm, StepRule, affinity_recipe, check_range,
-                   lambda_param)
+from .base import (EPS, Method, MethodSpec, PairForm, StepRule, StochasticPlan, affinity_recipe,
+                   check_range, lambda_param)
 from .dynamic import unnormalised_affinities
+
+# what to use where bh / fft cannot run an elastic embedding (ee's input-distance repulsion weights)
+NOT_KL = "use engine='sgd' (edges and uniformly sampled pairs, O(n k) memory) or 'exact'"
 
 
 class ElasticEmbedding(Method):
@@ -62,6 +65,18 @@ class ElasticEmbedding(Method):
         repulsion weight is 1 and the all-ones matrix is not read)."""
         return PairForm("ee", weight="none", gamma=self.params["lambda"],
                         weights="Vn" if self.params["neg_weights"] else None)
+
+    def unserved_reason(self, engine):
+        return NOT_KL if engine in ("bh", "fft") else None
+
+    def stochastic_plan(self):
+        """The sgd engine's version: edges sampled by P pull along ``d2``, uniformly sampled pairs
+        push along ``lambda Vn_ij exp(-d2)``, ``Vn_ij = R_ij / sum R`` from the input coordinates
+        of the pair (``neg_weights``) or 1; the same cost, no reweighting (docs/engines.md).
+        Learning rate 0.1: an edge's pull ``2 lr (y_i - y_j)`` overshoots from ``lr = 0.5``."""
+        return StochasticPlan("pairs", eta=0.1, auto=False,
+                              options={"kind": "ee", "lambda": self.params["lambda"],
+                                       "weights": self.params["neg_weights"], "norm": None})
 
 
 class TEE(Method):
@@ -111,6 +126,16 @@ class TEE(Method):
         """The exact engine's pair pass reads V (not P); ``N`` is NaN before ``prepare``."""
         return PairForm("tee", gamma=self.params["lambda"], eps=self.eps, input="V",
                         norm=float(state.data.get("N", np.nan)))
+
+    def unserved_reason(self, engine):
+        return NOT_KL if engine in ("bh", "fft") else None
+
+    def stochastic_plan(self):
+        """The sgd engine's version: edges sampled by P = V / N pull along ``log(1 + d2)``,
+        uniformly sampled pairs push along ``(lambda / N) w``; the same cost (docs/engines.md)."""
+        return StochasticPlan("pairs", a=1.0, b=1.0, auto=False,
+                              options={"kind": "tee", "lambda": self.params["lambda"],
+                                       "weights": False, "norm": "N"})
 
 
 def _lambda(method, params, default):

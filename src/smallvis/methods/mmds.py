@@ -24,7 +24,13 @@ import numpy as np
 
 from .._util.log import logger
 from ..io.data import InputData
-from .base import EPS, Method, MethodSpec, MethodState, PairForm, StepRule, check_range
+from .base import (EPS, Method, MethodSpec, MethodState, PairForm, StepRule, StochasticPlan,
+                   check_range)
+
+# why the sparse-P engines cannot run a distance cost
+NO_RADIAL_SUM = ("every pair has its own target distance R_ij, so the stress is no sum of a radial "
+                 "function of the output distances that a tree or grid could accumulate; use "
+                 "engine='sgd' (SGD-MDS over sampled pairs: mmds, smmds, sammon) or 'exact'")
 
 
 class DistanceEmbedding(Method):
@@ -37,6 +43,10 @@ class DistanceEmbedding(Method):
     """
 
     recipe = None  # no P: the driver runs no exaggeration stages
+    # the sgd engine's stress (SGD-MDS over sampled pairs, the target distance of a pair computed
+    # from the input on the fly); None, with ``sgd_reason``, for a member it cannot run
+    stress_kind: str | None = "mmds"
+    sgd_reason = ""
 
     def __init__(self, name: str, **params):
         super().__init__(**params)
@@ -80,6 +90,25 @@ class DistanceEmbedding(Method):
             return None
         return PairForm("mmds", weight="none", eps=self.eps, input="R")
 
+    def stochastic_plan(self):
+        """SGD-MDS on the sgd engine (docs/engines.md#negative-sampling-sgd): pairs sampled
+        uniformly, each step moving both ends along the pair's stress gradient, capped at the step
+        that makes the pair's output distance its input distance; PCA start at the data's scale."""
+        if self.stress_kind is None:
+            return None
+        return StochasticPlan("stress", init="pca", auto=False, options={"kind": self.stress_kind})
+
+    def unserved_reason(self, engine):
+        if engine in ("bh", "fft"):
+            return NO_RADIAL_SUM
+        if engine == "sgd" and self.stress_kind is None:
+            return self.sgd_reason
+        return None
+
+    def prepare_sparse(self, data, **kw):
+        """No affinities: the sgd engine reads the input distances of the pairs it samples."""
+        return MethodState(P=None)
+
     def laplacian_affinity(self, state):
         """``1 / (1 + R)`` of the distances the method matches, diagonal 1 as in the original."""
         return 1.0 / (1.0 + state.data["R"])
@@ -94,6 +123,8 @@ class SStress(DistanceEmbedding):
 
     .. math:: C = \\sum_{i \\ne j} (R_{ij}^2 - D_{ij}^2)^2,\\quad K = -8 (R^2 - D^2)
     """
+
+    stress_kind = "smmds"
 
     def setup(self, data, state):
         state.data["R2"] = state.data["R"] ** 2
@@ -116,6 +147,8 @@ class Sammon(DistanceEmbedding):
             \\sum_{i \\ne j} \\frac{(R_{ij} - D_{ij})^2}{R_{ij} + \\epsilon},
         \\quad K = \\frac{-4 (R - D)}{\\sum R \\, (R \\circ D + \\epsilon)}
     """
+
+    stress_kind = "sammon"
 
     def setup(self, data, state):
         R = state.data["R"]
@@ -177,6 +210,11 @@ def original_knn(data: InputData, k: int) -> tuple[np.ndarray, np.ndarray]:
 class NeighbourMDS(DistanceEmbedding):
     """Base of the kNN-based members: ``k`` validated against n; ``perplexity()`` reports ``k``."""
 
+    stress_kind = None
+    sgd_reason = ("whether a pair may be dropped depends on the neighbourhood graph, not on the "
+                  "pair's two input points, and the sgd engine does not look pairs up in it; use "
+                  "engine='exact', or mmds on engine='sgd'")
+
     def __init__(self, name, k, **params):
         super().__init__(name, k=_check_k(name, k), **params)
         self.k = self.params["k"]
@@ -200,6 +238,9 @@ class GeodesicMDS(NeighbourMDS):
     Pairs in different components keep their Euclidean (or precomputed) distance. ``geo`` exports R;
     ``DX`` is the original input distances, as in the original (its gmmds exports no ``dx``).
     """
+
+    sgd_reason = ("its target distances are shortest paths on the kNN graph, known only after an "
+                  "all-pairs search (an n x n matrix); use engine='exact', or mmds on engine='sgd'")
 
     def input_distances(self, data, state):
         from scipy.sparse import coo_matrix
@@ -238,6 +279,10 @@ class BallMDS(DistanceEmbedding):
         \\quad m_{ij} = 0 \\text{ if } R_{ij} > r_{max}
         \\text{ and } D_{ij} > R_{ij} \\text{, else } 1
     """
+
+    stress_kind = None
+    sgd_reason = ("its radius r_max is a quantile of all n(n-1)/2 input distances, not known from the "
+                  "sampled pairs; use engine='exact', or mmds on engine='sgd'")
 
     def setup(self, data, state):
         R = state.data["R"]

@@ -253,7 +253,7 @@ def _eta_rule(eta, n: int, exaggeration: float):
 
 def _stochastic(config: RunConfig, v: dict, plan, n: int) -> dict:
     """The sgd engine: ``max_iter`` epochs (umap-learn's rule or NCVis's 50 by default), initial
-    learning rate ``eta`` (1); the settings that mean nothing there are refused, not ignored."""
+    learning rate ``eta`` (the plan's: 1, ee 0.1); the settings that mean nothing there are refused, not ignored."""
     from ..engines.sgd import default_epochs
 
     s = config.schedule
@@ -267,7 +267,7 @@ def _stochastic(config: RunConfig, v: dict, plan, n: int) -> dict:
         raise ValueError(f"engine 'sgd' has its own optimiser (SGD with a decaying learning rate "
                          f"eta); opt={opt!r} does not apply")
     n_epochs = default_epochs(plan.epochs, n) if v["max_iter"] is None else v["max_iter"]
-    eta = 1.0 if v["eta"] is None else v["eta"]
+    eta = plan.eta if v["eta"] is None else v["eta"]
     if isinstance(eta, str) or not float(eta) > 0:
         raise ValueError(f"engine 'sgd': eta (the initial learning rate) must be a positive "
                          f"number; got {eta!r}")

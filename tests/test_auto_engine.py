@@ -81,8 +81,8 @@ def test_a_method_that_gains_an_engine_is_routed_to_it():
     engines = {**ENGINES, "fft": _Claims("ssne"), "bh": _Claims("nobody")}
     name, reason = choose_engine(build_method("ssne"), AUTO_APPROX_N + 1, 2, engines)
     assert name == "fft" and "approximate" in reason
-    engines = {**engines, "sgd": _Claims("ee")}
-    assert choose_engine(build_method("ee"), AUTO_SGD_N + 1, 2, engines)[0] == "sgd"
+    engines = {**engines, "bh": _Claims("btsne"), "fft": _Claims("nobody")}
+    assert choose_engine(build_method("btsne"), AUTO_APPROX_N + 1, 2, engines)[0] == "bh"
 
 
 def test_the_choice_is_logged(caplog):

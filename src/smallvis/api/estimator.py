@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.utils.validation import check_non_negative, validate_data
 
+from ..run.saved import stamped, unstamped
 from .embed import DivergenceError, smallvis
 from ..methods import EPS
 from ..io.preprocess import is_dataframe, numeric_columns
@@ -28,9 +29,11 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     ``defaults="auto"``, the modern settings (:mod:`smallvis.run.presets`: openTSNE's recipe for t-SNE,
     the ``sgd`` engine for umap/largevis/tumap/ncvis, a step size that works for every other method)
     instead of the R package's; ``defaults="smallvis"`` gives the original's numbers. A run that
-    diverges raises :class:`smallvis.DivergenceError` rather than returning a broken embedding. Like
-    scikit-learn's ``TSNE`` it embeds the points it is fitted on and cannot place new ones, so it has
-    ``fit`` and ``fit_transform`` but no ``transform``.
+    diverges raises :class:`smallvis.DivergenceError` rather than returning a broken embedding.
+    ``transform(X_new)`` places new points next to the fitted embedding, which does not move
+    (:func:`smallvis.smallvis_transform`: the same method on the same engine, only the new points
+    optimised); transforming the very array that was fitted returns ``embedding_``, as umap-learn
+    does. A fitted estimator pickles (the library version is stored and checked on loading).
 
     Parameters
     ----------
@@ -53,6 +56,9 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         Number of iterations run.
     cost_ : float
         Final total cost, without exaggeration (``result_.cost``).
+    model_ : Model or None
+        What ``transform`` needs (the processed training input, the embedding, the fitted input
+        processing and the settings); None after a fit on a precomputed distance matrix.
     n_features_in_ : int
         Number of features used in ``fit``: the numeric columns of a DataFrame (others are dropped, as
         ``smallvis()`` does), or ``n_samples`` with ``metric="precomputed"``.
@@ -108,7 +114,9 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
                           ensure_min_samples=MIN_SAMPLES)
         if _is_precomputed(self.metric):  # the check sklearn's positive_only tag asks for
             check_non_negative(X, "SmallVis.fit with metric='precomputed' (distances)")
-        result = smallvis(X, ret_extra=True, **self.get_params(deep=False))
+        precomputed = _is_precomputed(self.metric)
+        result = smallvis(X, ret_extra=True if precomputed else ["model"],
+                          **self.get_params(deep=False))
         if result.diverged:  # defaults="smallvis" returns it with a warning; an estimator does not
             raise DivergenceError(f"the optimisation of method {result.method!r} diverged: try a "
                                   "smaller eta, or defaults='auto'")
@@ -116,7 +124,41 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         self.embedding_ = self.result_.Y
         self.n_iter_ = self.result_.iter
         self.cost_ = self.result_.cost
+        self.model_ = None if precomputed else result.extras.pop("model")
+        self._fit_digest = _digest(X)
         return self
+
+    def __getstate__(self):
+        return stamped(super().__getstate__())
+
+    def __setstate__(self, state):
+        super().__setstate__(unstamped(state, "SmallVis estimator"))
+
+    def transform(self, X):
+        """Place new points next to the fitted embedding (which does not move).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_new, n_features)
+            New points with the fitted columns. The fitted array itself gives ``embedding_``.
+
+        Returns
+        -------
+        ndarray of shape (n_new, k)
+        """
+        from sklearn.utils.validation import check_is_fitted
+
+        from .transform import smallvis_transform
+
+        check_is_fitted(self, "embedding_")
+        X = validate_data(self, _numeric_columns(X), dtype=np.float64, order="C", reset=False)
+        if _digest(X) == self._fit_digest:
+            return self.embedding_.copy()
+        if self.model_ is None:
+            raise ValueError("transform: this SmallVis was fitted on a precomputed distance matrix; "
+                             "new points cannot be placed from their distances to the fitted ones "
+                             "alone (fit on coordinates to transform new points)")
+        return smallvis_transform(self.model_, X, verbose=self.verbose)
 
     def fit_transform(self, X, y=None):
         """Embed ``X`` and return the embedding.
@@ -145,6 +187,14 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         # distance matrices are indexed on both axes (cross-validation slices them so) and are >= 0
         tags.input_tags.pairwise = tags.input_tags.positive_only = _is_precomputed(self.metric)
         return tags
+
+
+def _digest(X: np.ndarray) -> str:
+    """A fingerprint of an array's shape and values (is this the array that was fitted?)."""
+    import hashlib
+
+    X = np.ascontiguousarray(X)
+    return hashlib.sha256(repr(X.shape).encode() + X.tobytes()).hexdigest()
 
 
 def _numeric_columns(X):

@@ -28,12 +28,15 @@ from ..run.result import SmallVisResult
 from .diagnostics import teach
 
 EXTRA_NAMES = ("X", "P", "Q", "DX", "DY", "V", "beta", "dint", "adegin", "adegout", "adegc",
-               "pdeg", "alpha", "geo", "logZ", "idp")
+               "pdeg", "alpha", "geo", "logZ", "idp", "model")
 
 
-def embed(X, config: RunConfig):
+def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None):
     """Run ``config`` on ``X``: the coordinates (n, k), or a :class:`SmallVisResult` when
-    ``config.output.ret_extra`` asks for one."""
+    ``config.output.ret_extra`` asks for one.
+
+    ``frozen`` (transform, :mod:`.transform`): a boolean mask of the rows that keep the coordinates
+    of the ``Y_init`` matrix; the others are optimised against them, and nothing is recentred."""
     start = time.perf_counter()
     rng = as_generator(config.random_state)
     k, mc, inp = config.k, config.method, config.input
@@ -68,7 +71,7 @@ def embed(X, config: RunConfig):
     logger.info("%s: %d points, %s input dims, method %s, engine %s", "smallvis", n,
                 "precomputed" if precomputed else data.X.shape[1], m.name, eng.name)
     out, run = _run(eng, m, data, plan, config, rng=rng, extras=extras, pca_applied=pca_applied,
-                    record=want_result)
+                    record=want_result, frozen=frozen)
     teach(out, m.name, run["opt"].get("eta"), defaults=plan.defaults)
     if not want_result:
         return out.Y
@@ -82,7 +85,11 @@ def embed(X, config: RunConfig):
     res.engine, res.compile_secs = eng.name, compile_secs
     for key, value in _stages(m, plan, out).items():
         setattr(res, key, value)
-    res.extras = _collect_extras(extras, m, run["state"], data, out.Y)
+    res.extras = _collect_extras(extras - {"model"}, m, run["state"], data, out.Y)
+    if "model" in extras:  # what smallvis_transform needs to place new points next to these
+        from .model import build_model
+
+        res.extras["model"] = build_model(X, data, config, res)
     return res
 
 
@@ -108,7 +115,8 @@ def _method_and_engine(mc, defaults: str, engine):
     return m, engine, perplexity
 
 
-def _run(eng, m, data, plan: RunPlan, config: RunConfig, *, rng, extras, pca_applied, record):
+def _run(eng, m, data, plan: RunPlan, config: RunConfig, *, rng, extras, pca_applied, record,
+         frozen=None):
     """Prepare the method on the engine, start, and run the driver: (outcome, what the result
     needs). The random draws keep their order on every engine: affinities (the sgd engine's kNN
     seed from a child stream), the start, the optimiser's seeds."""
@@ -123,16 +131,16 @@ def _run(eng, m, data, plan: RunPlan, config: RunConfig, *, rng, extras, pca_app
         Y = initial_layout(plan.init, context)
         if plan.init != "matrix":
             Y = _stochastic_scale(Y, eng.plan(m).forces)
-        if plan.Y_init_sdev is not None:
+        if plan.Y_init_sdev is not None and frozen is None:
             Y = rescale(Y, float(plan.Y_init_sdev))
         Y = np.ascontiguousarray(Y, dtype=np.float64)
     else:
-        Y = initial_layout(plan.init, context, plan.Y_init_sdev)
-    objective = Objective(m, state, eng)
+        Y = initial_layout(plan.init, context, None if frozen is not None else plan.Y_init_sdev)
+    objective = Objective(m, state, eng, frozen=frozen)
     if stochastic:  # the engine's epochs, run as the driver's optimiser
         optimizer = EpochStepper(eng.epochs(m, state, n_epochs=s.max_iter, eta=plan.eta,
                                             rng=rng)) if s.max_iter > 0 else None
-    schedule = driver.Schedule(**{**vars(s), "record": record,
+    schedule = driver.Schedule(**{**vars(s), "record": record, "frozen": frozen,
                                   "iter0_cost": s.iter0_cost and (out_cfg.verbose or record)})
     if s.max_iter < 1:
         out = driver.RunOutcome(Y=Y, iter=0, G2norm=None, stop_lying_iter=s.stop_lying_iter)

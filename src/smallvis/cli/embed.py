@@ -83,6 +83,9 @@ def add_embed_parser(sub) -> None:
     g.add_argument("--animate-every", type=int, metavar="N",
                    help="with --animate: a frame (and a cost evaluation) every N iterations; "
                         "default: every epoch (max-iter / 10)")
+    g.add_argument("--save-model", metavar="FILE.pkl",
+                   help="save what 'smallvis transform' needs to place new points next to this "
+                        "embedding (refuses to overwrite without --force)")
     g.add_argument("--force", action="store_true",
                    help="let --out and --animate overwrite existing files")
     g.add_argument("--metrics", action="store_true",
@@ -161,14 +164,15 @@ def _cmd_embed(args) -> int:
     kwargs = _smallvis_kwargs(args)
     out, sidecar = _check_outputs(args)
     snapshots, callback = _check_run_plots(args, kwargs, out, sidecar)
+    model_path = check_model_path(args.save_model, args.force, out, sidecar, args.plot)
     data = load_source(args.input, args.labels, args.data_dir)
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little") >> 1
     from ..api import smallvis
 
     # a bar only on a terminal (not in logs or pipes) and not with --verbose (which logs each epoch)
     progress = not (args.quiet or args.verbose) and sys.stderr.isatty()
-    res = smallvis(data.X, ret_extra=True, random_state=seed, verbose=args.verbose,
-                   progress=progress, epoch_callback=callback, **kwargs)
+    res = smallvis(data.X, ret_extra=["model"] if model_path else True, random_state=seed,
+                   verbose=args.verbose, progress=progress, epoch_callback=callback, **kwargs)
     if res.diverged:  # --defaults smallvis warns and returns it; the command line writes nothing
         from ..api import DivergenceError
 
@@ -198,9 +202,36 @@ def _cmd_embed(args) -> int:
     if out is not None:
         record = _record(args, kwargs, data, seed, res)
         _publish(out, sidecar, res.Y, data, record, force=args.force)
+    if model_path is not None:
+        save_model(model_path, res.extras.pop("model"), data, force=args.force)
     if not args.quiet:
         _report(args, data, res, seed, out, sidecar)
     return 0
+
+
+def check_model_path(path, force: bool, *others) -> Path | None:
+    """Validate --save-model before the run: a ``.pkl`` file that is not another output and does
+    not exist (unless ``force``)."""
+    if path is None:
+        return None
+    path = Path(path)
+    if path.suffix.lower() != ".pkl":
+        raise ValueError(f"--save-model must name a .pkl file; got {str(path)!r}")
+    check_output_folder(path, "the model (--save-model)")
+    if any(o is not None and Path(o).resolve() == path.resolve() for o in others):
+        raise ValueError("--save-model must name a file of its own")
+    if path.exists() and not force:
+        raise ValueError(f"{path} already exists: use --force to overwrite")
+    return path
+
+
+def save_model(path: Path, model, data, *, force: bool) -> None:
+    """Pickle the transform model (with the label column's name, for 'smallvis transform')."""
+    import pickle
+
+    model.info.update(label_name=data.label_name, label_kind=data.label_kind)
+    atomic_write(path, lambda fh: pickle.dump(model, fh, protocol=pickle.HIGHEST_PROTOCOL),
+                 binary=True, exclusive=not force)
 
 
 def _publish(out: Path, sidecar: Path, Y, data, record, force: bool) -> None:
@@ -303,7 +334,7 @@ def _record(args, kwargs, data, seed, res) -> dict:
     if "Y_init" in kwargs and not isinstance(kwargs["Y_init"], str):
         params["Y_init"] = f"matrix from {args.init}"
     result = res.to_dict()
-    for bulky in ("Y", "costs"):
+    for bulky in ("Y", "costs", "model"):
         result.pop(bulky, None)
     result["method_name"] = method_name(res.method)
     result["final_cost"] = res.cost

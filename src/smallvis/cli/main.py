@@ -5,6 +5,7 @@ intrinsic dimensionality, list methods and datasets.
 
     smallvis embed iris --plot iris.png --plot-costs costs.png --animate run.gif
     smallvis embed s1k --plot-point-costs worst.png
+    smallvis embed train.csv --save-model m.pkl; smallvis transform new.csv --model m.pkl --plot new.png
     smallvis compare iris --methods tsne,umap,largevis,mmds --out cmp   # + cmp/report.html
     smallvis report cmp                      # rebuild the HTML report of a compare or sweep folder
     smallvis embed data.csv --labels species --method tsne --perplexity 15 --out emb.csv --metrics
@@ -91,12 +92,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .compare import add_compare_parser
     from .embed import add_embed_parser
+    from .transform import add_transform_parser
     from .idp import add_idp_parser
     from .listing import add_listing_parsers
     from .report import add_report_parser
     from .sweep import add_sweep_parser
 
     add_embed_parser(sub)  # the order of 'smallvis --help'
+    add_transform_parser(sub)
     add_idp_parser(sub)
     add_sweep_parser(sub)
     add_compare_parser(sub)

@@ -46,6 +46,8 @@ class Schedule:
     ee_mon_buffer: int = 2
     iter0_cost: bool = False
     record: bool = False
+    # rows held in place (transform: the reference); the coordinates are then never recentred
+    frozen: np.ndarray | None = None
 
 
 @dataclass
@@ -109,7 +111,8 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
 
     unit = getattr(optimizer, "unit", "Iter")
     sampled = getattr(optimizer, "sampled_cost", False)
-    recentres = getattr(optimizer, "recentres", True)
+    recentres = getattr(optimizer, "recentres", True) and s.frozen is None
+    held = None if s.frozen is None else Y[s.frozen].copy()
     costed = " cost (sampled)" if sampled else " cost"
     if s.iter0_cost:
         cost0 = float(np.sum(objective.pcost(Y, exaggeration=1.0)))
@@ -132,6 +135,8 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
         it += 1
         step = optimizer.step(objective, Y, it)
         Y = step.Y
+        if held is not None:  # an epoch of sampling moves both ends of an edge: put them back
+            Y[s.frozen] = held
         G2 = None if step.G is None else float(np.sqrt(np.sum(step.G**2)))
         if stages[stage] == "early" and it == stop_lying_iter:
             objective.exaggeration = 1.0
@@ -221,7 +226,7 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
                         pcost=getattr(objective, "epoch_pcost", None))
 
     objective.exaggeration = 1.0
-    return RunOutcome(Y=recentre(Y), iter=it, G2norm=G2, itercosts=itercosts,
+    return RunOutcome(Y=Y if s.frozen is not None else recentre(Y), iter=it, G2norm=G2, itercosts=itercosts,
                       stop_lying_iter=stop_lying_iter, start_late_lying_iter=start_late,
                       stages_used=tuple(stages[: stage + 1]), diverged=diverged,
                       exploding=exploding, diverged_at=diverged_at,

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from .saved import stamped, unstamped
+
 
 @dataclass
 class SmallVisResult:
@@ -42,6 +44,12 @@ class SmallVisResult:
     defaults: str = "smallvis"  # the set of defaults that filled the unset arguments
     settings: dict = field(default_factory=dict)  # what defaults="auto" chose
     extras: dict = field(default_factory=dict)
+
+    def __getstate__(self):
+        return stamped(self.__dict__)
+
+    def __setstate__(self, state):
+        self.__dict__.update(unstamped(state, "SmallVisResult"))
 
     def __getattr__(self, name):
         extras = self.__dict__.get("extras", {})

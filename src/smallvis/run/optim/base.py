@@ -10,16 +10,26 @@ import numpy as np
 class Objective:
     """Cost and gradient of one method on one engine; ``exaggeration`` is set by the driver's schedule."""
 
-    def __init__(self, method, state, engine):
+    def __init__(self, method, state, engine, frozen: np.ndarray | None = None):
         self.method = method
         self.state = state
         self.engine = engine
         self.exaggeration = 1.0
         self.counts = {"fn": 0, "gr": 0}
+        # rows that do not move (transform: the reference points); their gradient is zero, so every
+        # optimiser (momentum, gains, line searches, L-BFGS) leaves them where they are
+        self.frozen = frozen
+
+    def _held(self, G: np.ndarray) -> np.ndarray:
+        if self.frozen is not None:
+            G = G.copy()
+            G[self.frozen] = 0.0
+        return G
 
     def gradient(self, Y: np.ndarray) -> np.ndarray:
         self.counts["gr"] += 1
-        return self.engine.evaluate(self.method, self.state, Y, self.exaggeration, cost=False)[1]
+        return self._held(
+            self.engine.evaluate(self.method, self.state, Y, self.exaggeration, cost=False)[1])
 
     def pcost(self, Y: np.ndarray, exaggeration: float | None = None) -> np.ndarray:
         """Per-point costs at ``Y`` (with the current exaggeration unless one is given)."""
@@ -37,7 +47,7 @@ class Objective:
         self.counts["fn"] += 1
         self.counts["gr"] += 1
         pcost, G = self.engine.evaluate(self.method, self.state, Y, self.exaggeration)
-        return float(np.sum(pcost)), G
+        return float(np.sum(pcost)), self._held(G)
 
     def cost(self, Y: np.ndarray) -> float:
         return float(np.sum(self.pcost(Y)))

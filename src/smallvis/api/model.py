@@ -1,0 +1,66 @@
+"""What a fitted run keeps so that new points can be placed next to it (:mod:`.transform`).
+
+The processed training input, its coordinates, the fitted input processing
+(:class:`~smallvis.io.input_map.InputMap`), the run's settings and the engine it ran on: plain
+arrays and settings, no compiled code, so a model pickles small and loads in any process of a
+compatible version (:mod:`smallvis.run.saved`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..run.saved import check_saved_version
+from .._version import __version__
+from ..io.input_map import InputMap, fit_input_map
+from ..io.preprocess import as_numeric_matrix, resolve_scale
+from ..run.config import RunConfig
+
+__all__ = ["Model", "build_model"]
+
+
+@dataclass
+class Model:
+    """What a fitted run keeps so that new points can be placed (plain arrays and settings).
+
+    Stored: the processed training input ``X`` (n, p'), its coordinates ``Y`` (n, k), the input
+    processing ``input_map``, the run's arguments (callbacks and the start left out), the engine
+    the fit ran on, and the version of smallvis that fitted it (checked on loading: :mod:`smallvis.run.saved`).
+    """
+
+    X: np.ndarray
+    Y: np.ndarray
+    input_map: InputMap
+    arguments: dict
+    engine: object
+    version: str = __version__
+    info: dict = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    def __setstate__(self, state):
+        check_saved_version(state.get("version"), "transform model")
+        self.__dict__.update(state)
+
+
+def build_model(X_raw, data, config: RunConfig, result) -> Model:
+    """The model of a finished run: ``X_raw`` the input as given, ``data`` what the run embedded."""
+    if data.precomputed:
+        raise ValueError("ret_extra 'model': a run on a precomputed distance matrix cannot place new "
+                         "points from coordinates; fit on the coordinates instead")
+    inp = config.input
+    raw = as_numeric_matrix(X_raw)
+    input_map = fit_input_map(raw, resolve_scale(inp.scale), data.X,
+                              projected=bool(result.pca_dims or result.whiten_dims))
+    arguments = {key: value for key, value in config.arguments().items()
+                 if key not in ("epoch_callback", "progress", "Y_init", "ret_extra")}
+    engine = config.engine
+    if isinstance(engine, str) and engine.strip().lower() == "auto":
+        engine = result.engine  # the engine auto chose: the joint run must not switch engines
+    return Model(X=np.array(data.X, dtype=np.float64), Y=np.array(result.Y, dtype=np.float64),
+                 input_map=input_map, arguments=arguments, engine=engine,
+                 info={"method": result.method, "engine": result.engine})

@@ -1,0 +1,141 @@
+"""Out-of-sample embedding: new points placed next to a fitted embedding, the embedding held still.
+
+A fitted :class:`~smallvis.api.model.Model` keeps what the run needs to be continued. :func:`smallvis_transform` maps the new rows with the fit's
+constants, starts each new point at the median of its nearest training points' coordinates (in the
+input space), and runs **the same method, on the same engine**, on the training and new points
+together with the training coordinates frozen: only the new points move, under the method's own
+cost on the joint data (its affinities calibrated on the joint data, the new points' neighbours
+among training and new points alike), without exaggeration. So every method and every engine that
+can fit can also transform; see docs/transform.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._util.log import logger, verbose_logging
+from .._util.parallel import run_threads
+from ..io.preprocess import as_numeric_matrix, check_finite
+from ..run.config import RunConfig
+from .model import Model
+
+__all__ = ["Model", "smallvis_transform"]
+
+# iterations of a transform on a gradient engine (openTSNE's transform runs 250 at a small step),
+# and epochs on the sgd engine (umap-learn's transform: 100 up to 10,000 points, 30 above)
+TRANSFORM_ITER = 250
+TRANSFORM_EPOCHS = (100, 30)
+START_NEIGHBOURS = 10  # a new point starts at the median of this many nearest training points
+
+# settings of the fit that a transform must not reuse: the start, its spread, the exaggeration
+# stages, the input processing (the model's rows are already processed), callbacks and outputs
+_RESET = dict(Y_init=None, Y_init_sdev=None, exaggeration_factor=1.0, stop_lying_iter=None,
+              late_exaggeration_factor=1.0, start_late_lying_iter=None, ee_mon_epoch=None,
+              scale="none", pca=False, epoch_callback=None, progress=False, ret_extra=False,
+              max_iter=None)
+
+
+def smallvis_transform(model, X_new, *, max_iter=None, random_state=None, verbose=False,
+                       n_threads=None, ret_extra=False):
+    """Place new points ``X_new`` next to a fitted embedding, which does not move.
+
+    Parameters
+    ----------
+    model : Model, SmallVisResult or SmallVis
+        A fitted model: ``SmallVis(...).fit(X)`` (or its ``model_``), or the result of
+        ``smallvis(X, ..., ret_extra=["model"])``.
+    X_new : array (m, p) or DataFrame
+        New points, with the columns the model was fitted on.
+    max_iter : int, optional
+        Iterations (gradient engines; default 250) or epochs (``sgd``; default 100, 30 above 10,000
+        points in all).
+    random_state : int, optional
+        Seed of the joint run (the fit's seed when None).
+    verbose : bool
+        Log the run.
+    n_threads : int, optional
+        Threads (the fit's setting when None).
+    ret_extra : bool
+        Return the joint run's :class:`~smallvis.SmallVisResult` (its ``Y`` the new points' only)
+        instead of the coordinates.
+
+    Returns
+    -------
+    array (m, k), or a result with ``ret_extra=True``.
+    """
+    model = as_model(model)
+    X_new = as_numeric_matrix(X_new, what="X_new")
+    if X_new.ndim != 2 or X_new.shape[0] < 1:
+        raise ValueError(f"X_new must be a 2-D array with at least one row; got shape {X_new.shape}")
+    check_finite(X_new, what="X_new")
+    Xn = model.input_map.apply(X_new)
+    if Xn.shape[1] != model.X.shape[1]:  # only a corrupt model gets here
+        raise ValueError(f"the mapped new points have {Xn.shape[1]} columns, the model {model.X.shape[1]}")
+    threads = model.arguments.get("n_threads", 0) if n_threads is None else n_threads
+    with verbose_logging(verbose), run_threads(threads):
+        return _transform(model, Xn, max_iter=max_iter, random_state=random_state,
+                          verbose=verbose, ret_extra=ret_extra)
+
+
+def as_model(fitted) -> Model:
+    """The :class:`Model` inside an estimator, a result, or the model itself."""
+    if isinstance(fitted, Model):
+        return fitted
+    model = getattr(fitted, "model_", None)
+    if model is None and hasattr(fitted, "extras"):
+        model = fitted.extras.get("model")
+    if isinstance(model, Model):
+        return model
+    if hasattr(fitted, "get_params") and not hasattr(fitted, "embedding_"):
+        from sklearn.exceptions import NotFittedError
+
+        raise NotFittedError(f"this {type(fitted).__name__} is not fitted yet: call fit(X) first")
+    raise TypeError("transform needs a fitted model: a fitted SmallVis, or the result of "
+                    "smallvis(X, ..., ret_extra=['model'])"
+                    + (" (this result was run without ret_extra=['model'])"
+                       if hasattr(fitted, "extras") else f"; got {type(fitted).__name__}"))
+
+
+def _transform(model: Model, Xn: np.ndarray, *, max_iter, random_state, verbose, ret_extra):
+    from .pipeline import embed
+
+    n, m = model.n, Xn.shape[0]
+    joint = np.vstack([model.X, Xn])
+    seed = model.arguments.get("random_state") if random_state is None else random_state
+    rng = np.random.default_rng(seed if seed is not None else 0)
+    start = np.vstack([model.Y, start_positions(model, Xn, rng)])
+    frozen = np.zeros(n + m, dtype=bool)
+    frozen[:n] = True
+    stochastic = _engine_name(model.engine) == "sgd"
+    if max_iter is None:
+        max_iter = (TRANSFORM_EPOCHS[0] if n + m <= 10_000 else TRANSFORM_EPOCHS[1]) if stochastic \
+            else TRANSFORM_ITER
+    arguments = {**model.arguments, **_RESET, "Y_init": start, "max_iter": int(max_iter),
+                 "engine": model.engine, "random_state": seed,
+                 "ret_extra": True, "verbose": verbose}
+    arguments.pop("n_threads", None)
+    logger.info("transform: %d new points next to %d fitted ones, %s, %d %s", m, n,
+                model.info.get("method"), max_iter, "epochs" if stochastic else "iterations")
+    res = embed(joint, RunConfig.from_arguments(**arguments), frozen=frozen)
+    Y = np.ascontiguousarray(res.Y[n:])
+    if not ret_extra:
+        return Y
+    res.Y = Y
+    return res
+
+
+def start_positions(model: Model, Xn: np.ndarray, rng) -> np.ndarray:
+    """Each new point at the median coordinates of its nearest training points (input space), with a
+    jitter of 1e-4 of the embedding's spread so that identical new points do not coincide."""
+    from sklearn.neighbors import NearestNeighbors
+
+    k = min(START_NEIGHBOURS, model.n)
+    idx = NearestNeighbors(n_neighbors=k).fit(model.X).kneighbors(Xn, return_distance=False)
+    Y = np.median(model.Y[idx], axis=1)
+    spread = float(np.std(model.Y)) or 1.0
+    return Y + rng.normal(scale=1e-4 * spread, size=Y.shape)
+
+
+def _engine_name(engine) -> str:
+    name = engine[0] if isinstance(engine, (tuple, list)) else engine
+    return str(name).strip().lower()

@@ -165,3 +165,18 @@ def test_cli_saves_a_model_and_transforms(tmp_path, digits, capsys):
                  str(tmp_path / "train.csv")]) == 2
     err = capsys.readouterr().err
     assert "already exists" in err and "not a smallvis model" in err
+
+
+def test_dataframes_in_and_out_keep_the_index(iris):
+    """scikit-learn's set_output: a DataFrame in gives a DataFrame out, with the input's index and
+    the estimator's feature names, from fit_transform and from transform alike."""
+    import pandas as pd
+
+    X = pd.DataFrame(iris, columns=list("abcd"), index=[f"p{i}" for i in range(len(iris))])
+    est = SmallVis(max_iter=50, random_state=0).set_output(transform="pandas")
+    Y = est.fit_transform(X)
+    assert list(Y.columns) == ["smallvis0", "smallvis1"] and Y.index.equals(X.index)
+    new = X.iloc[:5] + 0.01
+    Z = est.transform(new)
+    assert isinstance(Z, pd.DataFrame) and Z.index.equals(new.index)
+    assert list(est.feature_names_in_) == list("abcd")

@@ -27,7 +27,8 @@ class Model:
 
     Stored: the processed training input ``X`` (n, p'), its coordinates ``Y`` (n, k), the input
     processing ``input_map``, the run's arguments (callbacks and the start left out), the engine
-    the fit ran on, and the version of smallvis that fitted it (checked on loading: :mod:`smallvis.run.saved`).
+    the fit ran on, the neighbours the fit found (sparse-P engines), and the version of smallvis
+    that fitted it (checked on loading: :mod:`smallvis.run.saved`).
     """
 
     X: np.ndarray
@@ -37,6 +38,9 @@ class Model:
     engine: object
     version: str = __version__
     info: dict = field(default_factory=dict)
+    # the fit's neighbours of each training point among the training points (sparse-P engines):
+    # a transform reuses them and searches only the new points' neighbours
+    neighbors: tuple | None = None
 
     @property
     def n(self) -> int:
@@ -63,4 +67,6 @@ def build_model(X_raw, data, config: RunConfig, result) -> Model:
         engine = result.engine  # the engine auto chose: the joint run must not switch engines
     return Model(X=np.array(data.X, dtype=np.float64), Y=np.array(result.Y, dtype=np.float64),
                  input_map=input_map, arguments=arguments, engine=engine,
-                 info={"method": result.method, "engine": result.engine})
+                 info={"method": result.method, "engine": result.engine,
+                       "eta": result.opt.get("eta")},
+                 neighbors=data.known_neighbors())

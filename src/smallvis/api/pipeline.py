@@ -31,12 +31,13 @@ EXTRA_NAMES = ("X", "P", "Q", "DX", "DY", "V", "beta", "dint", "adegin", "adegou
                "pdeg", "alpha", "geo", "logZ", "idp", "model")
 
 
-def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None):
+def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None, neighbors=None):
     """Run ``config`` on ``X``: the coordinates (n, k), or a :class:`SmallVisResult` when
     ``config.output.ret_extra`` asks for one.
 
     ``frozen`` (transform, :mod:`.transform`): a boolean mask of the rows that keep the coordinates
-    of the ``Y_init`` matrix; the others are optimised against them, and nothing is recentred."""
+    of the ``Y_init`` matrix; the others are optimised against them, and nothing is recentred;
+    ``neighbors``: ``(indices, distances)`` known in advance, read by any neighbour search."""
     start = time.perf_counter()
     rng = as_generator(config.random_state)
     k, mc, inp = config.k, config.method, config.input
@@ -52,6 +53,8 @@ def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None):
     data, pca_dims, whiten_dims, pca_applied = prepare_input(
         X, precomputed=precomputed, scale=inp.scale, pca=inp.pca, initial_dims=inp.initial_dims,
         k=k, rng=rng, stacklevel=3)  # the warning points at smallvis()'s caller
+    if neighbors is not None:
+        data.set_neighbors(*neighbors)
     n = data.n
     if n < 3:
         raise ValueError(f"need at least 3 points to embed; got {n}")

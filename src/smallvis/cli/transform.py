@@ -36,7 +36,7 @@ def add_transform_parser(sub) -> None:
                    help="label column of INPUT (name or 0-based index): colours, not used to place")
     add_data_dir_option(t)
     t.add_argument("--max-iter", type=whole_number, metavar="N",
-                   help="iterations (epochs on the sgd engine); default 250 (sgd: 100, 30 above "
+                   help="iterations (epochs on the sgd engine); default 100 (sgd: 100, 30 above "
                         "10,000 points in all)")
     t.add_argument("--seed", type=whole_number, metavar="S", help="random seed (default: the fit's)")
     t.add_argument("--threads", type=whole_number, metavar="N", help="threads (default: the fit's)")

@@ -43,6 +43,17 @@ class InputData:
         rounding)."""
         return self.neighbors(k, "exact")[0]
 
+    def set_neighbors(self, indices: np.ndarray, distances: np.ndarray) -> None:
+        """Neighbours known in advance (each row's nearest other points, nearest first): every
+        search for at most as many neighbours reads them instead of searching (transform: the fitted
+        points' own neighbours and the new points' searched ones)."""
+        self._cache[("neighbors", indices.shape[1], "exact")] = (indices, distances)
+
+    def known_neighbors(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The most neighbours per point found so far, ``(indices, distances)``, or None."""
+        found = [key for key in self._cache if isinstance(key, tuple) and key[0] == "neighbors"]
+        return self._cache[max(found, key=lambda key: key[1])] if found else None
+
     def neighbors(self, k: int, method: str = "auto", random_state=None) -> tuple[np.ndarray, np.ndarray]:
         """Each point's ``k`` nearest other points and their distances, ``(indices, distances)``,
         each (n, k), nearest first (see :func:`smallvis.io.neighbors.nearest_neighbors`).

@@ -308,7 +308,7 @@ def input_affinities(data: InputData, perplexity, recipe: AffinityRecipe,
     kernel = match_name(recipe.kernel, INPUT_KERNELS, "input kernel")
     mode, candidates, classes = perplexity_mode(perplexity, data.n)
     if mode == "multiscale":
-        return _multiscale(data, candidates)
+        return _supervised(_multiscale(data, candidates), data, recipe)
     if mode in ("idp", "idp-class") and kernel == "knn":
         raise ValueError(f"perplexity={mode!r} needs a Gaussian input kernel, not 'knn'")
     calibration = match_name(recipe.calibration, CALIBRATIONS, "perplexity calibration")
@@ -360,6 +360,17 @@ def input_affinities(data: InputData, perplexity, recipe: AffinityRecipe,
         aff.extras["idp_curve"] = idp_curve
     if "pdeg" in extras:
         aff.extras["pdeg"] = P.sum(axis=0)
+    return _supervised(aff, data, recipe)
+
+
+def _supervised(aff, data: InputData, recipe):
+    """``aff`` with its P weakened across classes when the run has labels (supervised.py)."""
+    if getattr(data, "labels", None) is not None:
+        from .supervised import supervise
+
+        aff.P = supervise(aff.P, data.labels, data.target_weight, recipe)
+        logger.info("Supervised: cross-class affinities weakened (target_weight = %g)",
+                    data.target_weight)
     return aff
 
 

@@ -268,4 +268,7 @@ def sparse_affinities(data: InputData, perplexity, recipe, *, knn_method: str = 
     P = _finalize(P)
     logger.info("Effective perplexity of P approx = %.4g (sparse, %d stored entries)",
                 _effective_perplexity(P), P.nnz)
-    return Affinities(P=P, V=V, beta=beta, dint=dint, perplexity=perplexity, n_failed=n_failed)
+    from . import _supervised
+
+    return _supervised(Affinities(P=P, V=V, beta=beta, dint=dint, perplexity=perplexity,
+                                  n_failed=n_failed), data, recipe)

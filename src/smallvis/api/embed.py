@@ -27,7 +27,7 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
              iter0_cost=False, ee_mon_epoch=None, ee_mon_wait=15, ee_mon_buffer=2, tol_wait=15,
              ret_extra=False, n_threads=0, use_cpp=False, bh=False, theta=1.0, eps=EPS,
              inp_kernel=None, nn=None, verbose=False, metric="euclidean", engine="auto",
-             random_state=None, progress=False, defaults="smallvis"):
+             random_state=None, progress=False, defaults="smallvis", y=None, target_weight=0.5):
     """Embed ``X`` in ``k`` dimensions with a neighbour-embedding method.
 
     Names and defaults follow the R package smallvis; names of methods, optimisers, inits, scale
@@ -164,6 +164,14 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         every other method. What it chose is logged with ``verbose`` and kept in ``res.settings``.
         Under ``"auto"`` a diverged run raises :class:`DivergenceError`; under ``"smallvis"`` it
         warns and returns the last finite coordinates, with ``res.diverged`` set.
+    y : array (n,), optional
+        Labels for a supervised (or, with ``-1``/NaN/None for unlabelled points, semi-supervised)
+        embedding: affinities between differently labelled points are divided by
+        ``exp(2.5 / (1 - target_weight))`` and P re-scaled as the method scales it
+        (:mod:`smallvis.affinity.supervised`). Methods with input affinities only.
+    target_weight : float
+        Weight of the labels against the data, in [0, 1] (umap-learn's; 1 removes cross-class
+        affinities).
 
     Returns
     -------

@@ -87,7 +87,7 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
                  iter0_cost=False, ee_mon_epoch=None, ee_mon_wait=15, ee_mon_buffer=2, tol_wait=15,
                  n_threads=0, use_cpp=False, bh=False, theta=1.0, eps=EPS, inp_kernel=None, nn=None,
                  verbose=False, metric="euclidean", engine="auto", random_state=None,
-                 progress=False, defaults="auto"):
+                 progress=False, defaults="auto", target_weight=0.5):
         # store every parameter as given, under its own name (sklearn's get_params reads them back)
         for name, value in locals().items():
             if name != "self":
@@ -101,8 +101,9 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         X : array-like or DataFrame of shape (n_samples, n_features), or (n_samples, n_samples)
             The points, one per row (non-numeric DataFrame columns are dropped), or their distances
             with ``metric="precomputed"``.
-        y : None
-            Ignored; present for API consistency.
+        y : array-like of shape (n_samples,), optional
+            Labels for a supervised embedding (``-1``, NaN or None: unlabelled), weighted by
+            ``target_weight`` (see ``smallvis()``'s ``y``). None: unsupervised.
 
         Returns
         -------
@@ -115,7 +116,8 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         if _is_precomputed(self.metric):  # the check sklearn's positive_only tag asks for
             check_non_negative(X, "SmallVis.fit with metric='precomputed' (distances)")
         precomputed = _is_precomputed(self.metric)
-        result = smallvis(X, ret_extra=True if precomputed else ["model"],
+        labels = {} if y is None else {"y": y}
+        result = smallvis(X, ret_extra=True if precomputed else ["model"], **labels,
                           **self.get_params(deep=False))
         if result.diverged:  # defaults="smallvis" returns it with a warning; an estimator does not
             raise DivergenceError(f"the optimisation of method {result.method!r} diverged: try a "
@@ -167,8 +169,8 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         ----------
         X : array-like or DataFrame of shape (n_samples, n_features), or (n_samples, n_samples)
             As for :meth:`fit`.
-        y : None
-            Ignored; present for API consistency.
+        y : array-like of shape (n_samples,), optional
+            Labels for a supervised embedding, as for :meth:`fit`.
 
         Returns
         -------

@@ -56,6 +56,8 @@ def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None, neighbors=N
     if neighbors is not None:
         data.set_neighbors(*neighbors)
     n = data.n
+    if inp.y is not None:
+        _set_labels(data, inp.y, inp.target_weight, m)
     if n < 3:
         raise ValueError(f"need at least 3 points to embed; got {n}")
     if Y_init is not None and not isinstance(Y_init, str):
@@ -94,6 +96,20 @@ def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None, neighbors=N
 
         res.extras["model"] = build_model(X, data, config, res)
     return res
+
+
+def _set_labels(data, y, target_weight, m) -> None:
+    """Supervised embedding: the labels ride on the input data to the affinities."""
+    from ..affinity.supervised import check_labels, check_target_weight
+
+    weight = check_target_weight(target_weight)
+    labels = check_labels(y, data.n)
+    if not m.uses_affinities:
+        raise ValueError(f"y (supervised embedding) needs a method with input affinities; "
+                         f"{m.name!r} fits input distances")
+    data.labels, data.target_weight = labels, weight
+    if labels is None:
+        logger.info("y: every point is unlabelled, the run is unsupervised")
 
 
 def _method_and_engine(mc, defaults: str, engine):

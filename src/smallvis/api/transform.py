@@ -118,6 +118,9 @@ def _transform(model: Model, Xn: np.ndarray, *, max_iter, random_state, verbose,
                  "engine": model.engine, "random_state": seed,
                  "ret_extra": True, "verbose": verbose}
     arguments.pop("n_threads", None)
+    if arguments.get("y") is not None:  # the fitted points keep their labels, the new are unlabelled
+        arguments["y"] = np.concatenate([np.asarray(arguments["y"], dtype=object),
+                                         np.full(m, None, dtype=object)])
     if stochastic and model.info.get("eta") is not None:
         arguments["eta"] = SGD_RATE * float(model.info["eta"])
     logger.info("transform: %d new points next to %d fitted ones, %s, %d %s", m, n,

@@ -38,6 +38,11 @@ def add_embed_parser(sub) -> None:
     g.add_argument("--labels", metavar="COLUMN",
                    help="label column of a file (name or 0-based index): colours the plot")
     add_data_dir_option(g)
+    g.add_argument("--supervised", action="store_true",
+                   help="use the --labels column to weaken affinities across classes (a supervised "
+                        "embedding; missing labels and -1 are unlabelled)")
+    g.add_argument("--target-weight", type=float, metavar="W",
+                   help="with --supervised: weight of the labels in [0, 1]; default 0.5")
     g = e.add_argument_group("initialisation and optimisation")
     g.add_argument("--defaults", choices=("auto", "smallvis"), default="auto",
                    help="settings for what is not given: auto (default: a good picture for every "
@@ -166,6 +171,14 @@ def _cmd_embed(args) -> int:
     snapshots, callback = _check_run_plots(args, kwargs, out, sidecar)
     model_path = check_model_path(args.save_model, args.force, out, sidecar, args.plot)
     data = load_source(args.input, args.labels, args.data_dir)
+    if args.target_weight is not None and not args.supervised:
+        raise ValueError("--target-weight needs --supervised")
+    if args.supervised:
+        if data.labels is None:
+            raise ValueError("--supervised needs --labels COLUMN (the labels to supervise with)")
+        kwargs["y"] = data.labels
+        if args.target_weight is not None:
+            kwargs["target_weight"] = args.target_weight
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little") >> 1
     from ..api import smallvis
 
@@ -333,6 +346,8 @@ def _record(args, kwargs, data, seed, res) -> dict:
     params["random_state"] = seed
     if "Y_init" in kwargs and not isinstance(kwargs["Y_init"], str):
         params["Y_init"] = f"matrix from {args.init}"
+    if "y" in kwargs:
+        params["y"] = f"labels from column {data.label_name or args.labels}"
     result = res.to_dict()
     for bulky in ("Y", "costs", "model"):
         result.pop(bulky, None)

@@ -19,6 +19,10 @@ class InputData:
     X: np.ndarray
     precomputed: bool = False
     _cache: dict = field(default_factory=dict, repr=False)
+    # supervised embedding: integer class codes (-1: unlabelled) and the weight of the labels
+    # (:mod:`smallvis.affinity.supervised`); None for an unsupervised run
+    labels: np.ndarray | None = None
+    target_weight: float = 0.5
 
     @property
     def n(self) -> int:

@@ -45,6 +45,8 @@ class InputSettings:
     pca: Any = False
     initial_dims: int = 50
     metric: str = "euclidean"
+    y: Any = None  # labels for supervised embedding (-1: unlabelled)
+    target_weight: float = 0.5
 
 
 @dataclass(frozen=True)

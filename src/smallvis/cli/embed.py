@@ -43,6 +43,9 @@ def add_embed_parser(sub) -> None:
                         "embedding; missing labels and -1 are unlabelled)")
     g.add_argument("--target-weight", type=float, metavar="W",
                    help="with --supervised: weight of the labels in [0, 1]; default 0.5")
+    g.add_argument("--layer", metavar="NAME", help="AnnData .h5ad input: embed this layer, not X")
+    g.add_argument("--obsm", metavar="NAME",
+                   help="AnnData .h5ad input: embed this obsm entry (e.g. X_pca), not X")
     g = e.add_argument_group("initialisation and optimisation")
     g.add_argument("--defaults", choices=("auto", "smallvis"), default="auto",
                    help="settings for what is not given: auto (default: a good picture for every "
@@ -170,7 +173,7 @@ def _cmd_embed(args) -> int:
     out, sidecar = _check_outputs(args)
     snapshots, callback = _check_run_plots(args, kwargs, out, sidecar)
     model_path = check_model_path(args.save_model, args.force, out, sidecar, args.plot)
-    data = load_source(args.input, args.labels, args.data_dir)
+    data = load_source(args.input, args.labels, args.data_dir, layer=args.layer, obsm=args.obsm)
     if args.target_weight is not None and not args.supervised:
         raise ValueError("--target-weight needs --supervised")
     if args.supervised:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # what a name ending so means: a file (a missing one is an error, not a dataset lookup)
-DATA_EXTENSIONS = (".csv", ".tsv", ".txt", ".dat", ".npy", ".gz", ".bz2", ".xz")
+DATA_EXTENSIONS = (".csv", ".tsv", ".txt", ".dat", ".npy", ".gz", ".bz2", ".xz", ".h5ad")
 
 __all__ = ["DATA_EXTENSIONS", "Source", "load_source"]
 
@@ -48,19 +48,31 @@ class Source:
     dropped: list = field(default_factory=list)
 
 
-def load_source(source: str, labels: str | None = None, data_dir: str | None = None) -> Source:
+def load_source(source: str, labels: str | None = None, data_dir: str | None = None, *,
+                layer: str | None = None, obsm: str | None = None) -> Source:
     """A file when one exists at ``source``; else a built-in dataset (its files read from
     ``data_dir`` when given).
 
     ``labels`` names a file's label column (name or 0-based index); a dataset has its own.
     Errors: ``FileNotFoundError`` for a missing file (a name with a data extension or a path
     separator), ``InvalidNameError`` (a ``ValueError``) for an unknown name, ``ValueError`` for
-    ``labels`` with a dataset or ``data_dir`` with a file.
+    ``labels`` with a dataset or ``data_dir`` with a file. ``layer`` and ``obsm`` pick the matrix
+    of an AnnData ``.h5ad`` file (:mod:`smallvis.io.h5ad`).
     """
     path = Path(source)
+    h5ad = path.suffix.lower() == ".h5ad"
+    if (layer is not None or obsm is not None) and not h5ad:
+        raise ValueError("--layer and --obsm are for AnnData .h5ad files")
     if path.exists():
         if data_dir is not None:
             raise ValueError(f"--data-dir is for the downloaded datasets; {source} is a file")
+        if h5ad:
+            from .h5ad import read_h5ad
+
+            t = read_h5ad(path, labels, layer=layer, obsm=obsm)
+            info = {"source": "file", "path": str(path.resolve()), "matrix": t.what,
+                    "label_column": t.label_name}
+            return Source(t.X, t.labels, t.label_name, "auto", info)
         from .tabular import read_table
 
         t = read_table(path, labels)

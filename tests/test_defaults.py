@@ -12,7 +12,8 @@ import pytest
 
 from smallvis import SmallVis, smallvis
 
-NOT_ON_ESTIMATOR = {"X", "ret_extra"}  # the data goes to fit; fit always keeps the full result
+# the data and its labels go to fit(X, y); fit always keeps the full result
+NOT_ON_ESTIMATOR = {"X", "y", "ret_extra"}
 
 API = {name: p for name, p in inspect.signature(smallvis).parameters.items()
        if name not in NOT_ON_ESTIMATOR}

@@ -1,8 +1,8 @@
 """Out-of-sample embedding: new points placed next to a fitted embedding, the embedding held still.
 
-A fitted :class:`~smallvis.api.model.Model` keeps what the run needs to be continued. :func:`smallvis_transform` maps the new rows with the fit's
-constants, starts each new point at the median of its nearest training points' coordinates (in the
-input space), and runs **the same method, on the same engine**, on the training and new points
+A fitted :class:`~smallvis.api.model.Model` keeps what the run needs to be continued.
+:func:`smallvis_transform` maps the new rows with the fit's constants, starts each new point at the
+median of its nearest training points' coordinates (in the input space), and runs **the same method, on the same engine**, on the training and new points
 together with the training coordinates frozen: only the new points move, under the method's own
 cost on the joint data (its affinities calibrated on the joint data, the new points' neighbours
 among training and new points alike), without exaggeration. So every method and every engine that

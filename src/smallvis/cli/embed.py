@@ -20,8 +20,8 @@ _NOT_PARAMETERS = ("X", "epoch_callback", "ret_extra", "verbose", "progress")
 
 def add_embed_parser(sub) -> None:
     """The ``embed`` subcommand's arguments (``sub`` is the main parser's subparsers)."""
-    e = sub.add_parser("embed", help="embed a dataset or a CSV/TSV/NPY file",
-                       description="Embed INPUT (a built-in dataset name or a .csv/.tsv/.txt/.npy "
+    e = sub.add_parser("embed", help="embed a dataset or a CSV/TSV/NPY/h5ad file",
+                       description="Embed INPUT (a built-in dataset name or a .csv/.tsv/.txt/.npy/.h5ad "
                                    "file; a file wins when both exist) and plot or save the result.")
     e.add_argument("input", metavar="INPUT")
     g = e.add_argument_group("method")

@@ -24,7 +24,7 @@ from ..io.source import load_source
 def add_transform_parser(sub) -> None:
     t = sub.add_parser("transform", help="place new points next to a saved embedding",
                        description="Place the points of INPUT (a built-in dataset name or a "
-                                   ".csv/.tsv/.txt/.npy file with the columns the model was fitted "
+                                   ".csv/.tsv/.txt/.npy/.h5ad file with the columns the model was fitted "
                                    "on) next to the embedding saved by 'smallvis embed ... "
                                    "--save-model FILE.pkl'. The fitted points do not move; the "
                                    "new ones are optimised under the same method on the same "
@@ -35,6 +35,8 @@ def add_transform_parser(sub) -> None:
     t.add_argument("--labels", metavar="COLUMN",
                    help="label column of INPUT (name or 0-based index): colours, not used to place")
     add_data_dir_option(t)
+    t.add_argument("--layer", metavar="NAME", help="AnnData .h5ad input: this layer, not X")
+    t.add_argument("--obsm", metavar="NAME", help="AnnData .h5ad input: this obsm entry, not X")
     t.add_argument("--max-iter", type=whole_number, metavar="N",
                    help="iterations (epochs on the sgd engine); default 100 (sgd: 100, 30 above "
                         "10,000 points in all)")
@@ -84,7 +86,7 @@ def run_transform(args) -> int:
 
         check_plot_path(args.plot)
     model = load_model(args.model)
-    data = load_source(args.input, args.labels, args.data_dir)
+    data = load_source(args.input, args.labels, args.data_dir, layer=args.layer, obsm=args.obsm)
     from ..api.transform import smallvis_transform
 
     Y = smallvis_transform(model, data.X, max_iter=args.max_iter, random_state=args.seed,

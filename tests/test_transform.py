@@ -180,3 +180,16 @@ def test_dataframes_in_and_out_keep_the_index(iris):
     Z = est.transform(new)
     assert isinstance(Z, pd.DataFrame) and Z.index.equals(new.index)
     assert list(est.feature_names_in_) == list("abcd")
+
+
+def test_float32_output(iris):
+    """dtype='float32' returns float32 coordinates (the run is float64: the same numbers, rounded),
+    from smallvis(), the estimator and its transform."""
+    Y64 = smallvis(iris, max_iter=30, random_state=0)
+    Y32 = smallvis(iris, max_iter=30, random_state=0, dtype="float32")
+    assert Y32.dtype == np.float32
+    np.testing.assert_array_equal(Y32, Y64.astype(np.float32))
+    est = SmallVis(max_iter=30, random_state=0, dtype=np.float32).fit(iris[:100])
+    assert est.embedding_.dtype == np.float32 and est.transform(iris[100:]).dtype == np.float32
+    with pytest.raises(ValueError, match="dtype must be"):
+        smallvis(iris, max_iter=5, dtype="int8")

@@ -27,7 +27,8 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
              iter0_cost=False, ee_mon_epoch=None, ee_mon_wait=15, ee_mon_buffer=2, tol_wait=15,
              ret_extra=False, n_threads=0, use_cpp=False, bh=False, theta=1.0, eps=EPS,
              inp_kernel=None, nn=None, verbose=False, metric="euclidean", engine="auto",
-             random_state=None, progress=False, defaults="smallvis", y=None, target_weight=0.5):
+             random_state=None, progress=False, defaults="smallvis", y=None, target_weight=0.5,
+             dtype="float64"):
     """Embed ``X`` in ``k`` dimensions with a neighbour-embedding method.
 
     Names and defaults follow the R package smallvis; names of methods, optimisers, inits, scale
@@ -172,6 +173,9 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
     target_weight : float
         Weight of the labels against the data, in [0, 1] (umap-learn's; 1 removes cross-class
         affinities).
+    dtype : {"float64", "float32"}
+        Type of the returned coordinates (``res.Y``). The optimisation always runs in float64;
+        float32 halves the memory of the result (umap-learn returns float32).
 
     Returns
     -------

@@ -87,7 +87,7 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
                  iter0_cost=False, ee_mon_epoch=None, ee_mon_wait=15, ee_mon_buffer=2, tol_wait=15,
                  n_threads=0, use_cpp=False, bh=False, theta=1.0, eps=EPS, inp_kernel=None, nn=None,
                  verbose=False, metric="euclidean", engine="auto", random_state=None,
-                 progress=False, defaults="auto", target_weight=0.5):
+                 progress=False, defaults="auto", target_weight=0.5, dtype="float64"):
         # store every parameter as given, under its own name (sklearn's get_params reads them back)
         for name, value in locals().items():
             if name != "self":

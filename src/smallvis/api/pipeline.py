@@ -49,6 +49,7 @@ def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None, neighbors=N
     if Y_init is not None:
         resolve_init(Y_init)  # a bad name fails before any work
     want_result, extras = _resolve_extras(config.output.ret_extra)
+    out_dtype = _output_dtype(config.output.dtype)
 
     data, pca_dims, whiten_dims, pca_applied = prepare_input(
         X, precomputed=precomputed, scale=inp.scale, pca=inp.pca, initial_dims=inp.initial_dims,
@@ -79,9 +80,9 @@ def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None, neighbors=N
                     record=want_result, frozen=frozen)
     teach(out, m.name, run["opt"].get("eta"), defaults=plan.defaults)
     if not want_result:
-        return out.Y
+        return out.Y.astype(out_dtype, copy=False)
     res = SmallVisResult(
-        Y=out.Y, N=n, origD=None if precomputed else data.X.shape[1], scale=inp.scale,
+        Y=out.Y.astype(out_dtype, copy=False), N=n, origD=None if precomputed else data.X.shape[1], scale=inp.scale,
         Y_init=plan.init, method=method, iter=out.iter, time_secs=time.perf_counter() - start,
         G2norm=out.G2norm, costs=run["pcost"](out.Y), opt=run["opt"],
         perplexity=_reported_perplexity(m, run["state"]), itercosts=out.itercosts,
@@ -96,6 +97,17 @@ def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None, neighbors=N
 
         res.extras["model"] = build_model(X, data, config, res)
     return res
+
+
+def _output_dtype(dtype) -> np.dtype:
+    """``dtype`` of the returned coordinates: float64 or float32."""
+    try:
+        kind = np.dtype(dtype)
+    except TypeError:
+        kind = None
+    if kind not in (np.dtype(np.float64), np.dtype(np.float32)):
+        raise ValueError(f"dtype must be 'float64' or 'float32'; got {dtype!r}")
+    return kind
 
 
 def _set_labels(data, y, target_weight, m) -> None:

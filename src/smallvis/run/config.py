@@ -97,6 +97,7 @@ class OutputSettings:
     verbose: bool = False
     progress: Any = False
     epoch_callback: Callable | None = None
+    dtype: Any = "float64"  # of the returned coordinates (the run itself is float64)
 
 
 GROUPS = {"method": MethodSettings, "input": InputSettings, "init": InitSettings,

@@ -29,7 +29,7 @@ def test_unknown_method_parameter(iris10):
     (dict(ret_extra=["PP"]), r"unknown ret_extra item 'PP'"),
     (dict(eta="fast"), r"eta must be a positive number, 'auto' or 'optsne'"),
     (dict(eta=-1), r"eta .* must be positive"),
-    (dict(metric="cosine"), r"unknown metric 'cosine'"),
+    (dict(metric="cosinus"), r"unknown metric 'cosinus'. Did you mean 'cosine'"),
     (dict(pca="yes"), r"pca must be True, False or 'whiten'"),
     (dict(k=0), r"k \(output dimensions\) must be a whole number >= 1"),
     (dict(exaggeration_factor=4, stop_lying_iter=0), r"stop_lying_iter must be >= 1"),

@@ -148,8 +148,9 @@ _NOT_INDEPENDENT = ("V", "beta", "dint", "adegin", "adegout", "adegc")
 
 
 def _kernel_gaussian(data, perplexity):
-    # Quirk of the original (kept): a precomputed distance matrix is calibrated without squaring.
-    return _gaussian(data, perplexity, squared=not data.precomputed)
+    # the original's quirk, kept under defaults="smallvis": a precomputed distance matrix is
+    # calibrated without squaring (InputData.gaussian_unsquared)
+    return _gaussian(data, perplexity, squared=not data.gaussian_unsquared)
 
 
 def _kernel_gauss(data, perplexity):
@@ -306,6 +307,13 @@ def input_affinities(data: InputData, perplexity, recipe: AffinityRecipe,
     ``"V"`` is in ``extras`` and otherwise recomputed on first access (see :class:`Affinities`).
     """
     kernel = match_name(recipe.kernel, INPUT_KERNELS, "input kernel")
+    if data.given_P is not None:
+        return _supervised(given_affinities(data.given_P, recipe, sparse=False), data, recipe)
+    if data.graph:  # only the graph's neighbours have distances: the kNN-restricted calibration
+        logger.info("kNN graph input: P from the graph's neighbours (kNN-restricted calibration)")
+        aff = sparse_affinities(data, perplexity, recipe)
+        aff.P = aff.P.toarray()
+        return aff
     mode, candidates, classes = perplexity_mode(perplexity, data.n)
     if mode == "multiscale":
         return _supervised(_multiscale(data, candidates), data, recipe)
@@ -361,6 +369,32 @@ def input_affinities(data: InputData, perplexity, recipe: AffinityRecipe,
     if "pdeg" in extras:
         aff.extras["pdeg"] = P.sum(axis=0)
     return _supervised(aff, data, recipe)
+
+
+def given_affinities(P, recipe: AffinityRecipe, *, sparse: bool) -> Affinities:
+    """The input affinities given by the user (``metric="affinities"``), checked against what
+    ``recipe`` makes: summing to 1 when it normalises P, symmetric when it symmetrises, each row
+    summing to 1 when it only row-normalises (a conditional P). Dense or CSR as ``sparse``."""
+    from scipy import sparse as sp
+
+    from ..io.graph import check_affinities
+    from .scale import TRUE_SYMMETRIZE
+
+    symmetric = recipe.symmetrize in TRUE_SYMMETRIZE
+    P = check_affinities(P, normalized=bool(recipe.normalize), symmetric=symmetric)
+    if recipe.row_normalize is True and not recipe.normalize and not symmetric:
+        rows = np.asarray(P.sum(axis=1)).ravel()
+        if np.abs(rows - 1.0).max() > 1e-6:
+            raise ValueError(f"the given P's rows sum to {rows.min():.6g} .. {rows.max():.6g}; this "
+                             f"method's P is conditional, each row summing to 1")
+    if sparse:
+        P = sp.csr_matrix(P)
+        P.eliminate_zeros()
+    elif sp.issparse(P):
+        P = P.toarray()
+    logger.info("input affinities as given (%s, %d points)", "sparse" if sparse else "dense",
+                P.shape[0])
+    return Affinities(P=P, V=P, perplexity=None)
 
 
 def _supervised(aff, data: InputData, recipe):

@@ -33,6 +33,12 @@ def _fill_rows(data: InputData, X: np.ndarray, sq, out: np.ndarray, start: int, 
     from . import calibration_kernels as ck
 
     stop = start + out.shape[0]
+    if not (data.precomputed or data.coordinates_euclidean):  # another metric, or sparse rows
+        out[...] = data.metric.pairwise(X[start:stop], X)
+        out[np.arange(out.shape[0]), np.arange(start, stop)] = 0.0
+        if squared:
+            out *= out
+        return
     if data.precomputed:
         if squared:
             np.multiply(X[start:stop], X[start:stop], out=out)
@@ -76,6 +82,8 @@ def calibrate_dense(data: InputData, U: np.ndarray, *, squared: bool, independen
     n = data.n
     if data.precomputed:
         X, sq = np.ascontiguousarray(data.X, dtype=np.float64), None
+    elif not data.coordinates_euclidean:
+        X, sq = data.X, None
     else:  # shifted as squared_distances() does: an offset common to all points costs no precision
         X = np.ascontiguousarray(shift_origin(data.X))
         sq = np.einsum("ij,ij->i", X, X)

@@ -139,10 +139,17 @@ def smooth_knn_neighbours(data: InputData, k: int) -> tuple[np.ndarray, np.ndarr
     """
     n = data.n
     rows = np.arange(n)
-    others = data.knn(k - 1)  # k >= 2
-    if data.precomputed:
-        dists = np.take_along_axis(data.distances(), others, axis=1)
+    if data.precomputed:  # read from the matrix's rows, or the graph's
+        others, dists = data.neighbors(k - 1, "exact")
+        dists = np.array(dists, dtype=np.float64)
+    elif not data.coordinates_euclidean:  # the metric's distances, recomputed pair by pair
+        others = data.knn(k - 1)  # k >= 2
+        dists = data.pair_distances(rows, others)
+        order = np.argsort(dists, axis=1, kind="stable")
+        others = np.take_along_axis(others, order, axis=1)
+        dists = np.take_along_axis(dists, order, axis=1)
     else:
+        others = data.knn(k - 1)
         X = data.X
         dists = np.empty(others.shape)
         for j in range(others.shape[1]):  # one neighbour column at a time: (n, p) temporaries

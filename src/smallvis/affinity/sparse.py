@@ -89,8 +89,14 @@ def _sparse_gaussian(data: InputData, perplexity, kernel: str, knn_method, rando
     n = data.n
     U = check_perplexity(perplexity, n)
     k = max(1, min(n - 1, int(math.floor(3.0 * float(U.max())))))
+    if data.max_neighbors is not None and k > data.max_neighbors:
+        # openTSNE's rule for precomputed neighbours: the perplexity they can support
+        k = data.max_neighbors
+        U = np.minimum(U, k / 3.0)
+        warnings.warn(f"the kNN graph gives {k} neighbours per point, fewer than 3 x perplexity: "
+                      f"perplexity lowered to {k / 3.0:.4g}", UserWarning, stacklevel=5)
     # the original's quirk (see _kernel_gaussian): precomputed distances are not squared by "gaussian"
-    squared = _SQUARED[kernel] and not (kernel == "gaussian" and data.precomputed)
+    squared = _SQUARED[kernel] and not (kernel == "gaussian" and data.gaussian_unsquared)
     idx, dist = data.neighbors(k, method=knn_method, random_state=random_state)
     D = dist * dist if squared else np.array(dist, dtype=np.float64)
     W, beta, dint, failed = calibrate_knn_rows(D, U)
@@ -227,9 +233,12 @@ def sparse_affinities(data: InputData, perplexity, recipe, *, knn_method: str = 
         ``.V`` the un-normalised kernel values (CSR); ``.beta``, ``.dint`` for the Gaussian kernels
         and ``nngaussian``.
     """
-    from . import CALIBRATIONS, GAUSSIAN_KERNELS, INPUT_KERNELS, _NO_ROW_NORMALIZE, Affinities
+    from . import (CALIBRATIONS, GAUSSIAN_KERNELS, INPUT_KERNELS, _NO_ROW_NORMALIZE, Affinities,
+                   _supervised, given_affinities)
 
     kernel = match_name(recipe.kernel, INPUT_KERNELS, "input kernel")
+    if data.given_P is not None:
+        return _supervised(given_affinities(data.given_P, recipe, sparse=True), data, recipe)
     if isinstance(perplexity, str) or isinstance(perplexity, tuple):
         raise ValueError(
             f"perplexity {perplexity!r} is not available yet: give a number or one value per point"

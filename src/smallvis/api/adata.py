@@ -60,14 +60,14 @@ def embed_anndata(adata, method="tsne", *, use_rep=None, layer=None, key_added=N
         X, what = layers[layer], f"layers[{layer!r}]"
     else:
         X, what = adata.X, "X"
-    if hasattr(X, "toarray"):  # sparse counts: no sparse input yet
-        X = X.toarray()
+    if not hasattr(X, "tocsr"):  # sparse counts stay sparse
+        X = np.asarray(X, dtype=np.float64)
     if isinstance(y, str):
         y = np.asarray(adata.obs[y], dtype=object)
     name = split_spec(method)[0]
     key = key_added or f"X_{name}"
     logger.info("embed_anndata: %s of %d cells -> obsm[%r]", what, np.shape(X)[0], key)
-    est = SmallVis(method, **params).fit(np.asarray(X, dtype=np.float64), y)
+    est = SmallVis(method, **params).fit(X, y)
     adata.obsm[key] = est.embedding_
     uns_key = key[2:] if key.startswith("X_") else key
     adata.uns[f"smallvis_{uns_key}"] = {

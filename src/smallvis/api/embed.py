@@ -28,7 +28,7 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
              ret_extra=False, n_threads=0, use_cpp=False, bh=False, theta=1.0, eps=EPS,
              inp_kernel=None, nn=None, verbose=False, metric="euclidean", engine="auto",
              random_state=None, progress=False, defaults="smallvis", y=None, target_weight=0.5,
-             dtype="float64"):
+             dtype="float64", metric_kwds=None):
     """Embed ``X`` in ``k`` dimensions with a neighbour-embedding method.
 
     Names and defaults follow the R package smallvis; names of methods, optimisers, inits, scale
@@ -132,7 +132,16 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         Passed to a method given by bare name (the ``(name, params)`` form keeps the method's default).
     verbose : bool
         Log calibration, choices and epoch costs to stderr.
-    metric : {"euclidean", "precomputed"}
+    metric : str, (str, dict), callable or "precomputed"
+        Input distances: ``"euclidean"`` (default), ``"sqeuclidean"``, ``"manhattan"``,
+        ``"chebyshev"``, ``"minkowski"`` (``metric_kwds={"p": 3}``), ``"cosine"``,
+        ``"correlation"``, ``"hamming"``, ``"jaccard"``, ``"canberra"``, ``"braycurtis"``,
+        ``"haversine"`` (2 columns, latitude and longitude in radians), a numba-jitted ``f(x, y)``,
+        or ``"precomputed"`` (``X`` is an (n, n) distance matrix). Gaussian kernels read the
+        distance squared, kNN kernels and distance fitting the distance itself (docs/metrics.md).
+        ``scale`` applies to the Minkowski family only; the other metrics read the data as given.
+        Under ``defaults="smallvis"`` a precomputed matrix enters the Gaussian kernels unsquared
+        (the original's quirk); under ``"auto"`` it is squared, as distances from coordinates are.
     engine : str or (str, dict)
         How gradients are computed (``list_methods()`` shows which engines serve which method):
 
@@ -176,6 +185,8 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
     dtype : {"float64", "float32"}
         Type of the returned coordinates (``res.Y``). The optimisation always runs in float64;
         float32 halves the memory of the result (umap-learn returns float32).
+    metric_kwds : dict, optional
+        Keyword arguments of ``metric`` (``{"p": 3}`` for minkowski).
 
     Returns
     -------

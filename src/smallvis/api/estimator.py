@@ -87,7 +87,8 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
                  iter0_cost=False, ee_mon_epoch=None, ee_mon_wait=15, ee_mon_buffer=2, tol_wait=15,
                  n_threads=0, use_cpp=False, bh=False, theta=1.0, eps=EPS, inp_kernel=None, nn=None,
                  verbose=False, metric="euclidean", engine="auto", random_state=None,
-                 progress=False, defaults="auto", target_weight=0.5, dtype="float64"):
+                 progress=False, defaults="auto", target_weight=0.5, dtype="float64",
+                 metric_kwds=None):
         # store every parameter as given, under its own name (sklearn's get_params reads them back)
         for name, value in locals().items():
             if name != "self":
@@ -110,12 +111,15 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         self : SmallVis
             The fitted estimator.
         """
-        # C order: the same numbers give the same embedding whatever their memory layout
-        X = validate_data(self, _numeric_columns(X), dtype=np.float64, order="C",
-                          ensure_min_samples=MIN_SAMPLES)
-        if _is_precomputed(self.metric):  # the check sklearn's positive_only tag asks for
-            check_non_negative(X, "SmallVis.fit with metric='precomputed' (distances)")
         precomputed = _is_precomputed(self.metric)
+        if precomputed and isinstance(X, tuple):  # (indices, distances): checked by smallvis()
+            self.n_features_in_ = np.shape(X[0])[0]
+        else:
+            # C order: the same numbers give the same embedding whatever their memory layout
+            X = validate_data(self, _numeric_columns(X), dtype=np.float64, order="C",
+                              ensure_min_samples=MIN_SAMPLES, accept_sparse="csr")
+        if precomputed and not isinstance(X, tuple):  # what sklearn's positive_only tag asks for
+            check_non_negative(X, f"SmallVis.fit with metric={self.metric!r}")
         labels = {} if y is None else {"y": y}
         result = smallvis(X, ret_extra=True if precomputed else ["model"], **labels,
                           **self.get_params(deep=False))
@@ -127,7 +131,7 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         self.n_iter_ = self.result_.iter
         self.cost_ = self.result_.cost
         self.model_ = None if precomputed else result.extras.pop("model")
-        self._fit_digest = _digest(X)
+        self._fit_digest = None if isinstance(X, tuple) else _digest(X)
         return self
 
     def __getstate__(self):
@@ -153,7 +157,8 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         from .transform import smallvis_transform
 
         check_is_fitted(self, "embedding_")
-        X = validate_data(self, _numeric_columns(X), dtype=np.float64, order="C", reset=False)
+        X = validate_data(self, _numeric_columns(X), dtype=np.float64, order="C", reset=False,
+                          accept_sparse="csr")
         if _digest(X) == self._fit_digest:
             return self.embedding_.copy()
         if self.model_ is None:
@@ -188,6 +193,7 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         tags = super().__sklearn_tags__()
         # distance matrices are indexed on both axes (cross-validation slices them so) and are >= 0
         tags.input_tags.pairwise = tags.input_tags.positive_only = _is_precomputed(self.metric)
+        tags.input_tags.sparse = True
         return tags
 
 
@@ -195,6 +201,12 @@ def _digest(X: np.ndarray) -> str:
     """A fingerprint of an array's shape and values (is this the array that was fitted?)."""
     import hashlib
 
+    if hasattr(X, "tocsr"):
+        X = X.tocsr()
+        digest = hashlib.sha256(repr(("csr", X.shape)).encode())
+        for part in (X.data, X.indices, X.indptr):
+            digest.update(np.ascontiguousarray(part).tobytes())
+        return digest.hexdigest()
     X = np.ascontiguousarray(X)
     return hashlib.sha256(repr(X.shape).encode() + X.tobytes()).hexdigest()
 
@@ -205,9 +217,15 @@ def _numeric_columns(X):
 
 
 def _is_precomputed(metric) -> bool:
-    """Whether ``metric`` names "precomputed" (case-insensitive, unique prefix, as smallvis() matches)."""
-    key = metric.strip().lower() if isinstance(metric, str) else ""
-    return bool(key) and "precomputed".startswith(key)
+    """Whether ``metric`` says X holds distances, a kNN graph or affinities rather than points
+    ("precomputed" or "affinities", as smallvis() matches names; an invalid name is not, and fails
+    in fit with the list of valid ones)."""
+    from ..io.metric import parse_metric
+
+    try:
+        return parse_metric(metric)[0] != "data"
+    except (ValueError, TypeError):
+        return False
 
 
 # The Parameters entry names every shared parameter, read from the signature so it cannot drift.

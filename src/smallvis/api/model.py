@@ -15,7 +15,9 @@ import numpy as np
 from ..run.saved import check_saved_version
 from .._version import __version__
 from ..io.input_map import InputMap, fit_input_map
-from ..io.preprocess import as_numeric_matrix, resolve_scale
+from ..io.metric import parse_metric
+from ..io.prepare import SCALED_METRICS
+from ..io.preprocess import as_numeric_matrix, as_sparse_matrix, resolve_scale
 from ..run.config import RunConfig
 
 __all__ = ["Model", "build_model"]
@@ -57,15 +59,19 @@ def build_model(X_raw, data, config: RunConfig, result) -> Model:
         raise ValueError("ret_extra 'model': a run on a precomputed distance matrix cannot place new "
                          "points from coordinates; fit on the coordinates instead")
     inp = config.input
-    raw = as_numeric_matrix(X_raw)
-    input_map = fit_input_map(raw, resolve_scale(inp.scale), data.X,
+    raw = as_sparse_matrix(X_raw) if hasattr(X_raw, "tocsr") else as_numeric_matrix(X_raw)
+    mode = resolve_scale(inp.scale)
+    if parse_metric(inp.metric, inp.metric_kwds)[1].name not in SCALED_METRICS:  # type: ignore
+        mode = "none"  # as prepare_input: the scale modes apply to the Minkowski family only
+    input_map = fit_input_map(raw, mode, data.X,
                               projected=bool(result.pca_dims or result.whiten_dims))
     arguments = {key: value for key, value in config.arguments().items()
                  if key not in ("epoch_callback", "progress", "Y_init", "ret_extra")}
     engine = config.engine
     if isinstance(engine, str) and engine.strip().lower() == "auto":
         engine = result.engine  # the engine auto chose: the joint run must not switch engines
-    return Model(X=np.array(data.X, dtype=np.float64), Y=np.array(result.Y, dtype=np.float64),
+    X = data.X.copy() if data.sparse else np.array(data.X, dtype=np.float64)
+    return Model(X=X, Y=np.array(result.Y, dtype=np.float64),
                  input_map=input_map, arguments=arguments, engine=engine,
                  info={"method": result.method, "engine": result.engine,
                        "eta": result.opt.get("eta")},

@@ -17,6 +17,7 @@ from .._util.log import logger
 from .._util.names import match_name
 from .._util.rng import as_generator
 from ..engines import resolve_engine
+from ..io.metric import parse_metric
 from ..io.prepare import prepare_input
 from ..methods import build_method, split_spec
 from ..run import driver, presets
@@ -41,7 +42,8 @@ def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None, neighbors=N
     start = time.perf_counter()
     rng = as_generator(config.random_state)
     k, mc, inp = config.k, config.method, config.input
-    precomputed = match_name(inp.metric, ("euclidean", "precomputed"), "metric") == "precomputed"
+    source, metric = parse_metric(inp.metric, inp.metric_kwds)
+    precomputed = source != "data"
     defaults = presets.resolve_defaults_name(config.defaults)
     _, method_params, _ = split_spec(mc.method)
     m, engine, perplexity = _method_and_engine(mc, defaults, config.engine)
@@ -53,7 +55,9 @@ def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None, neighbors=N
 
     data, pca_dims, whiten_dims, pca_applied = prepare_input(
         X, precomputed=precomputed, scale=inp.scale, pca=inp.pca, initial_dims=inp.initial_dims,
-        k=k, rng=rng, stacklevel=3)  # the warning points at smallvis()'s caller
+        k=k, rng=rng, stacklevel=3,  # the warning points at smallvis()'s caller
+        metric=metric, gaussian_unsquared=source == "precomputed" and defaults == "smallvis",
+        source=source)
     if neighbors is not None:
         data.set_neighbors(*neighbors)
     n = data.n
@@ -74,8 +78,10 @@ def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None, neighbors=N
         m = build_method(method, perplexity=perplexity)
     eng.check(n)
     compile_secs = _warm_up(eng, m, k)
-    logger.info("%s: %d points, %s input dims, method %s, engine %s", "smallvis", n,
-                "precomputed" if precomputed else data.X.shape[1], m.name, eng.name)
+    logger.info("%s: %d points, %s input dims%s, method %s, engine %s", "smallvis", n,
+                "precomputed" if precomputed else data.X.shape[1],
+                "" if precomputed or metric.euclidean else f", metric {metric.describe()}",
+                m.name, eng.name)
     out, run = _run(eng, m, data, plan, config, rng=rng, extras=extras, pca_applied=pca_applied,
                     record=want_result, frozen=frozen)
     teach(out, m.name, run["opt"].get("eta"), defaults=plan.defaults)

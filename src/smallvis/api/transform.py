@@ -15,7 +15,9 @@ import numpy as np
 
 from .._util.log import logger, verbose_logging
 from .._util.parallel import run_threads
-from ..io.preprocess import as_numeric_matrix, check_finite
+from ..io.metric import parse_metric
+from ..io.neighbors import query_neighbors
+from ..io.preprocess import as_numeric_matrix, as_sparse_matrix, check_finite
 from ..run.config import RunConfig
 from .model import Model
 
@@ -68,10 +70,14 @@ def smallvis_transform(model, X_new, *, max_iter=None, random_state=None, verbos
     array (m, k), or a result with ``ret_extra=True``.
     """
     model = as_model(model)
-    X_new = as_numeric_matrix(X_new, what="X_new")
-    if X_new.ndim != 2 or X_new.shape[0] < 1:
-        raise ValueError(f"X_new must be a 2-D array with at least one row; got shape {X_new.shape}")
-    check_finite(X_new, what="X_new")
+    if _is_sparse(X_new):
+        X_new = as_sparse_matrix(X_new, what="X_new")
+    else:
+        X_new = as_numeric_matrix(X_new, what="X_new")
+        if X_new.ndim != 2 or X_new.shape[0] < 1:
+            raise ValueError(f"X_new must be a 2-D array with at least one row; got shape "
+                             f"{X_new.shape}")
+        check_finite(X_new, what="X_new")
     Xn = model.input_map.apply(X_new)
     if Xn.shape[1] != model.X.shape[1]:  # only a corrupt model gets here
         raise ValueError(f"the mapped new points have {Xn.shape[1]} columns, the model {model.X.shape[1]}")
@@ -104,7 +110,12 @@ def _transform(model: Model, Xn: np.ndarray, *, max_iter, random_state, verbose,
     from .pipeline import embed
 
     n, m = model.n, Xn.shape[0]
-    joint = np.vstack([model.X, Xn])
+    if _is_sparse(model.X) or _is_sparse(Xn):
+        import scipy.sparse as sp
+
+        joint = sp.vstack([sp.csr_matrix(model.X), sp.csr_matrix(Xn)], format="csr")
+    else:
+        joint = np.vstack([model.X, Xn])
     seed = model.arguments.get("random_state") if random_state is None else random_state
     rng = np.random.default_rng(seed if seed is not None else 0)
     start = np.vstack([model.Y, start_positions(model, Xn, rng)])
@@ -144,8 +155,12 @@ def joint_neighbors(model: Model, joint: np.ndarray):
 
     idx, dist = model.neighbors
     n, k = idx.shape
-    new_dist, new_idx = NearestNeighbors(n_neighbors=k + 1, algorithm="brute").fit(joint).kneighbors(
-        joint[n:])
+    metric = model_metric(model)
+    if metric.euclidean and not _is_sparse(joint):
+        new_dist, new_idx = NearestNeighbors(n_neighbors=k + 1, algorithm="brute").fit(
+            joint).kneighbors(joint[n:])
+    else:
+        new_idx, new_dist = query_neighbors(joint[n:], joint, k + 1, metric)
     rows = np.arange(n, joint.shape[0])[:, None]
     self_hit = new_idx == rows  # the point itself, usually first: drop it (else the farthest)
     drop = np.where(self_hit.any(axis=1), self_hit.argmax(axis=1), k)
@@ -163,10 +178,24 @@ def start_positions(model: Model, Xn: np.ndarray, rng) -> np.ndarray:
     from sklearn.neighbors import NearestNeighbors
 
     k = min(START_NEIGHBOURS, model.n)
-    idx = NearestNeighbors(n_neighbors=k).fit(model.X).kneighbors(Xn, return_distance=False)
+    metric = model_metric(model)
+    if metric.euclidean and not _is_sparse(model.X):
+        idx = NearestNeighbors(n_neighbors=k).fit(model.X).kneighbors(Xn, return_distance=False)
+    else:
+        idx = query_neighbors(Xn, model.X, k, metric)[0]
     Y = np.median(model.Y[idx], axis=1)
     spread = float(np.std(model.Y)) or 1.0
     return Y + rng.normal(scale=1e-4 * spread, size=Y.shape)
+
+
+def model_metric(model: Model):
+    """The input metric the model was fitted with (Euclidean for models saved before metrics)."""
+    return parse_metric(model.arguments.get("metric", "euclidean"),
+                        model.arguments.get("metric_kwds"))[1]
+
+
+def _is_sparse(X) -> bool:
+    return hasattr(X, "tocsr")
 
 
 def _engine_name(engine) -> str:

@@ -33,6 +33,12 @@ def add_embed_parser(sub) -> None:
     g.add_argument("--k", type=int, metavar="K", help="output dimensions; default 2")
     g = e.add_argument_group("input processing")
     g.add_argument("--scale", metavar="MODE", help="absmax (default), scale, range or none")
+    g.add_argument("--metric", metavar="NAME",
+                   help="input distance: euclidean (default), sqeuclidean, manhattan, chebyshev, "
+                        "minkowski, cosine, correlation, hamming, jaccard, canberra, braycurtis, "
+                        "haversine, or precomputed (INPUT is a distance matrix)")
+    g.add_argument("--metric-param", action="append", metavar="KEY=VALUE",
+                   help="metric parameter, e.g. p=3 for minkowski (repeatable)")
     g.add_argument("--pca", type=int, metavar="N", help="reduce the input to N principal components")
     g.add_argument("--whiten", action="store_true", help="whiten the PCA components (default N = 50)")
     g.add_argument("--labels", metavar="COLUMN",
@@ -132,6 +138,11 @@ def _smallvis_kwargs(args) -> dict:
         kw["pca"] = "whiten"
     if args.init is not None:
         kw["Y_init"] = _init_value(args.init)
+    if args.metric is not None:
+        kw["metric"] = args.metric
+    metric_params = parse_params(args.metric_param, "--metric-param")
+    if metric_params:
+        kw["metric_kwds"] = metric_params
     kw["defaults"] = args.defaults
     return kw
 
@@ -208,7 +219,7 @@ def _cmd_embed(args) -> int:
         animate(snapshots, args.animate, data.labels, title=method_name(res.method),
                 label_kind=data.label_kind, label_name=data.label_name)
     if args.metrics:
-        res.metrics = compute_metrics(data.X, res.Y, **pbic_inputs(res))
+        res.metrics = _quality(data.X, res, kwargs)
     title = plot_title(res)
     if args.plot is not None:
         from ..plot import plot_embedding
@@ -223,6 +234,21 @@ def _cmd_embed(args) -> int:
     if not args.quiet:
         _report(args, data, res, seed, out, sidecar)
     return 0
+
+
+def _quality(X, res, kwargs) -> dict:
+    """--metrics: the quality metrics (Euclidean neighbourhoods of the input: a sparse input is
+    densified for them when it fits in ~1 GB; else they are skipped with a warning)."""
+    from .._util.log import logger
+
+    if kwargs.get("metric", "euclidean") not in ("euclidean", None):
+        logger.warning("--metrics: input neighbourhoods are Euclidean, not %s", kwargs["metric"])
+    if hasattr(X, "tocsr"):
+        if X.shape[0] * X.shape[1] * 8 > 2**30:
+            logger.warning("--metrics skipped: the sparse input is too large to densify")
+            return {}
+        X = X.toarray()
+    return compute_metrics(X, res.Y, **pbic_inputs(res))
 
 
 def check_model_path(path, force: bool, *others) -> Path | None:

@@ -43,6 +43,12 @@ STRESS_KINDS = {"mmds": 0, "sammon": 1, "smmds": 2}
 def input_rows(state) -> tuple[np.ndarray, bool]:
     """The input the sampled pairs' distances come from: ``(X, precomputed)``."""
     data = state.data["input"]
+    if not (data.precomputed or data.coordinates_euclidean):
+        raise ValueError(
+            f"the sgd engine's sampled stress computes Euclidean distances of dense coordinates on "
+            f"the fly; with metric {data.metric.describe()!r}"
+            f"{' and sparse input' if data.sparse else ''} use engine='exact', or give the "
+            f"distance matrix with metric='precomputed'")
     return np.ascontiguousarray(data.X, dtype=np.float64), bool(data.precomputed)
 
 

@@ -4,7 +4,7 @@ The matrix embedded is ``X``, a layer (``layer``) or an ``obsm`` entry (``obsm``
 a label column comes from ``obs``. With ``anndata`` installed it reads the file; otherwise the file
 is read with ``h5py`` alone (the ``smallvis[anndata]`` extra), which understands the on-disk layout
 anndata writes: dense arrays, CSR/CSC groups, and categorical or plain ``obs`` columns. A sparse
-matrix is densified up to :data:`DENSE_LIMIT` entries; above that, embed a reduction (``obsm``).
+matrix stays sparse (CSR): the neighbour search and the sparse metrics read it as it is.
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-DENSE_LIMIT = 100_000_000  # entries: 800 MB as float64
-
-__all__ = ["DENSE_LIMIT", "H5adTable", "read_h5ad"]
+__all__ = ["H5adTable", "read_h5ad"]
 
 
 @dataclass
@@ -78,12 +76,9 @@ def _matrix(node, what: str) -> np.ndarray:
     from scipy import sparse
 
     shape = tuple(int(v) for v in node.attrs["shape"])
-    if shape[0] * shape[1] > DENSE_LIMIT:
-        raise ValueError(f"{what} is sparse with {shape[0]} x {shape[1]} entries, too many to embed "
-                         f"densely (limit {DENSE_LIMIT:,}): embed a reduction, e.g. --obsm X_pca")
     make = sparse.csr_matrix if kind == "csr_matrix" else sparse.csc_matrix
     M = make((node["data"][()], node["indices"][()], node["indptr"][()]), shape=shape)
-    return M.toarray().astype(np.float64, copy=False)
+    return M.tocsr().astype(np.float64)
 
 
 def _obs_column(fh, name: str, path) -> np.ndarray:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .preprocess import centre_columns
+from .preprocess import apply_sparse_scaling, as_sparse_matrix, centre_columns, sparse_scaling
 
 
 @dataclass
@@ -27,8 +27,13 @@ class InputMap:
     divisor: np.ndarray | float = 1.0
     mean: np.ndarray | None = None  # PCA: the scaled training data's column means
     rotation: np.ndarray | None = None  # PCA: (p, ncomp) loadings, whitening folded in
+    sparse: bool = False  # fitted on a sparse matrix: scaled without centring, new rows kept sparse
 
     def apply(self, X: np.ndarray) -> np.ndarray:
+        if getattr(self, "sparse", False):
+            return self._apply_sparse(X)
+        if hasattr(X, "tocsr"):
+            X = X.toarray()
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             got = X.shape[1] if X.ndim == 2 else f"an array of shape {X.shape}"
@@ -42,6 +47,34 @@ class InputMap:
         return np.ascontiguousarray(X)
 
 
+    def _apply_sparse(self, X):
+        import scipy.sparse as sp
+
+        X = as_sparse_matrix(X if hasattr(X, "tocsr") else sp.csr_matrix(np.asarray(X, float)),
+                             what="X_new")
+        if X.shape[1] != self.n_features:
+            raise ValueError(f"the new points must have the {self.n_features} columns the model "
+                             f"was fitted on; got {X.shape[1]}")
+        X = apply_sparse_scaling(X, self.keep, self.divisor)
+        if self.rotation is not None:
+            return np.ascontiguousarray(X @ self.rotation - self.mean @ self.rotation)
+        return X
+
+
+def _fit_sparse_map(X, mode: str, processed, projected: bool) -> InputMap:
+    keep, divisor = sparse_scaling(X, mode)
+    out = InputMap(n_features=X.shape[1], keep=keep, divisor=divisor, sparse=True)
+    if projected:
+        scaled = apply_sparse_scaling(X, keep, divisor)
+        mean = np.asarray(scaled.mean(axis=0)).ravel()
+        cross = np.asarray(scaled.T @ processed) - np.outer(mean, processed.sum(axis=0))
+        norms = np.linalg.norm(cross, axis=0)
+        norms[norms == 0] = 1.0
+        c = np.einsum("ij,ij->j", processed, processed) / norms
+        out.mean, out.rotation = mean, cross / norms * c
+    return out
+
+
 def fit_input_map(X: np.ndarray, mode: str, processed: np.ndarray, *, projected: bool) -> InputMap:
     """The map that took ``X`` (raw numeric training input) to ``processed`` under scale mode
     ``mode`` (resolved) and, when ``projected``, a PCA (or whitening) afterwards.
@@ -52,6 +85,8 @@ def fit_input_map(X: np.ndarray, mode: str, processed: np.ndarray, *, projected:
     norms ``d^2 c`` (``V`` is orthonormal), and ``T^T T = d^2 c^2``; so ``V`` and ``c`` follow
     without a second SVD, whichever SVD (exact or randomised) the fit used.
     """
+    if hasattr(X, "tocsr"):
+        return _fit_sparse_map(X, mode, processed, projected)
     X = np.asarray(X, dtype=np.float64)
     out = InputMap(n_features=X.shape[1])
     if mode == "range":

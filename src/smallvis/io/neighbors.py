@@ -195,6 +195,22 @@ def _exact_matrix(D: np.ndarray, k: int, *, squared: bool = False,
                           lambda rows, cand: np.sqrt(_exact_sq(X, rows, cand)))
 
 
+def _exact_metric(X, k: int, metric) -> tuple[np.ndarray, np.ndarray]:
+    """Exact neighbours under a non-Euclidean :class:`~smallvis.io.metric.Metric`: row blocks of its
+    distances, read as they are (ties: lower index)."""
+    n = X.shape[0]
+    block = _block_rows(n)
+    idx = np.empty((n, k), dtype=np.int64)
+    dist = np.empty((n, k))
+    for start in range(0, n, block):
+        rows = np.arange(start, min(n, start + block))
+        A = metric.pairwise(X[rows], X)
+        A[np.arange(rows.size), rows] = np.inf
+        idx[rows], dist[rows] = _select_block(
+            A, rows, k, 0.0, lambda r, c: np.take_along_axis(A[r - start], c, axis=1))
+    return idx, dist
+
+
 # --- approximate search ----------------------------------------------------------------------------
 
 
@@ -212,9 +228,15 @@ def _seed(random_state):
     )
 
 
-def _nndescent(X: np.ndarray, k: int, random_state, n_jobs, pynndescent):
+def _nndescent(X, k: int, random_state, n_jobs, pynndescent, metric=None):
     n = X.shape[0]
-    index = pynndescent.NNDescent(X, metric="euclidean", n_neighbors=k + 1,
+    if metric is None or (metric.euclidean and not hasattr(X, "tocsr")):
+        name, kwds = "euclidean", {}
+        exact = lambda rows, cand: np.sqrt(_exact_sq(X, rows, cand))  # noqa: E731
+    else:
+        name, kwds = (metric.func, {}) if metric.name == "callable" else (metric.name, metric.kwds)
+        exact = lambda rows, cand: metric.to_candidates(X, rows, cand)  # noqa: E731
+    index = pynndescent.NNDescent(X, metric=name, metric_kwds=kwds or None, n_neighbors=k + 1,
                                   random_state=_seed(random_state), n_jobs=n_jobs, verbose=False)
     graph = np.asarray(index.neighbor_graph[0], dtype=np.int64)
     rows = np.arange(n)
@@ -231,10 +253,9 @@ def _nndescent(X: np.ndarray, k: int, random_state, n_jobs, pynndescent):
     bad = np.flatnonzero((cand < 0).any(axis=1)
                          | (np.sort(cand, axis=1)[:, 1:] == np.sort(cand, axis=1)[:, :-1]).any(axis=1))
     cand[bad] = 0
-    idx, dist = _finish(cand, np.sqrt(_exact_sq(X, rows, cand)), k)
+    idx, dist = _finish(cand, exact(rows, cand), k)
     for r in bad:
-        diff = X - X[r]
-        d = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        d = exact(np.array([r]), np.arange(n, dtype=np.int64)[None, :])[0]
         d[r] = np.inf
         i, dd = _finish(np.arange(n, dtype=np.int64)[None, :], d[None, :], k)
         idx[r], dist[r] = i[0], dd[0]
@@ -243,12 +264,42 @@ def _nndescent(X: np.ndarray, k: int, random_state, n_jobs, pynndescent):
     return idx, dist
 
 
+def _named(metric) -> str:
+    return "" if metric.euclidean else f" ({metric.describe()})"
+
+
+def query_neighbors(A, B, k: int, metric=None) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` nearest rows of ``B`` to each row of ``A`` (brute force, in row blocks of ``A``):
+    ``(indices, distances)``, nearest first (ties: lower index). Euclidean on dense rows goes
+    through scikit-learn's brute-force search; other metrics or sparse rows through
+    :meth:`~smallvis.io.metric.Metric.pairwise`."""
+    if (metric is None or metric.euclidean) and not (hasattr(A, "tocsr") or hasattr(B, "tocsr")):
+        from sklearn.neighbors import NearestNeighbors
+
+        dist, idx = NearestNeighbors(n_neighbors=k, algorithm="brute").fit(B).kneighbors(A)
+        return idx, dist
+    from .metric import EUCLIDEAN
+
+    metric = metric or EUCLIDEAN
+    m = A.shape[0]
+    idx = np.empty((m, k), dtype=np.int64)
+    dist = np.empty((m, k))
+    step = _block_rows(B.shape[0])
+    for start in range(0, m, step):
+        D = metric.pairwise(A[start:start + step], B)
+        order = np.argsort(D, axis=1, kind="stable")[:, :k]  # ties: the lower index
+        idx[start:start + step] = order
+        dist[start:start + step] = np.take_along_axis(D, order, axis=1)
+    return idx, dist
+
+
 # --- public entry point ----------------------------------------------------------------------------
 
 
 def nearest_neighbors(X, k, *, precomputed: bool = False, method: str = "auto", random_state=None,
-                      exact_max_n: int = EXACT_MAX_N, n_jobs=None) -> tuple[np.ndarray, np.ndarray]:
-    """Each point's ``k`` nearest other points and their Euclidean distances.
+                      exact_max_n: int = EXACT_MAX_N, n_jobs=None,
+                      metric="euclidean") -> tuple[np.ndarray, np.ndarray]:
+    """Each point's ``k`` nearest other points and their distances (Euclidean unless ``metric``).
 
     Parameters
     ----------
@@ -267,25 +318,37 @@ def nearest_neighbors(X, k, *, precomputed: bool = False, method: str = "auto", 
         Largest ``n`` searched exactly by ``"auto"``.
     n_jobs : int or None
         Threads for pynndescent.
+    metric : str, (name, kwds), callable or Metric
+        The input metric (:func:`smallvis.io.metric.resolve_metric`); pynndescent searches with
+        the same metric, and every distance returned is recomputed by :mod:`smallvis.io.metric`.
 
     Returns
     -------
     indices : int64 ndarray (n, k)
         Nearest first; ties are broken by the lower index (as :meth:`InputData.knn`).
     distances : float64 ndarray (n, k)
-        Euclidean distances (not squared), increasing along each row.
+        Distances under ``metric`` (Euclidean: not squared), increasing along each row.
     """
+    from .metric import check_metric_data, check_sparse_metric, resolve_metric
+
     method = match_name(method, KNN_METHODS, "kNN method")
+    metric = resolve_metric(metric)
     if precomputed:
         D = np.asarray(X, dtype=np.float64)
         if D.ndim != 2 or D.shape[0] != D.shape[1]:
             raise ValueError(f"precomputed=True needs a square distance matrix; got shape {D.shape}")
         n = D.shape[0]
-    else:
+    elif not hasattr(X, "tocsr"):
         from .preprocess import as_numeric_matrix
 
         X = as_numeric_matrix(X)
         n = X.shape[0]
+    else:  # sparse rows, for a metric that reads them (or densified under a size limit)
+        X = check_sparse_metric(metric, X.tocsr().astype(np.float64))
+        n = X.shape[0]
+    dense_euclidean = metric.euclidean and not hasattr(X, "tocsr")
+    if not precomputed:
+        check_metric_data(metric, X)
     k = check_neighbors_k(k, n)
     if precomputed:
         logger.info("kNN: exact, from the rows of the precomputed distance matrix, for %d points, "
@@ -301,7 +364,8 @@ def nearest_neighbors(X, k, *, precomputed: bool = False, method: str = "auto", 
                            "back to exact brute force for %d points", n)
             method = "exact"
         else:
-            logger.info("kNN: pynndescent (approximate) for %d points, k = %d", n, k)
-            return _nndescent(X, k, random_state, n_jobs, pynndescent)
-    logger.info("kNN: exact brute force for %d points, k = %d", n, k)
-    return _exact_coordinates(X, k)
+            logger.info("kNN: pynndescent (approximate%s) for %d points, k = %d",
+                        _named(metric), n, k)
+            return _nndescent(X, k, random_state, n_jobs, pynndescent, metric)
+    logger.info("kNN: exact brute force%s for %d points, k = %d", _named(metric), n, k)
+    return _exact_coordinates(X, k) if dense_euclidean else _exact_metric(X, k, metric)

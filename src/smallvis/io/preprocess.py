@@ -57,8 +57,8 @@ def as_numeric_matrix(X, *, what: str = "X") -> np.ndarray:
     would otherwise drop the imaginary part or the mask without a word.
     """
     if _is_sparse(X):
-        raise TypeError(f"{what} is a scipy sparse matrix of shape {X.shape}: sparse input is not "
-                        f"supported yet; convert it with {what}.toarray()")
+        raise TypeError(f"{what} is a scipy sparse matrix of shape {X.shape}: this needs dense "
+                        f"input; convert it with {what}.toarray()")
     if is_dataframe(X):
         X = numeric_columns(X, what=what).to_numpy(dtype=np.float64, na_value=np.nan)
     if np.ma.isMaskedArray(X):
@@ -88,6 +88,77 @@ def as_numeric_matrix(X, *, what: str = "X") -> np.ndarray:
     if X.shape[1] == 0:
         raise ValueError(f"{what} has no columns")
     check_finite(X, what=what)
+    return X
+
+
+def as_sparse_matrix(X, *, what: str = "X"):
+    """A canonical CSR float64 copy of a scipy sparse matrix (sorted indices, duplicates summed,
+    explicit zeros dropped), with the checks of :func:`as_numeric_matrix` on its stored values."""
+    if np.iscomplexobj(X.data):
+        raise TypeError(f"{what} has complex values (dtype {X.dtype}): give the real part or the "
+                        "modulus")
+    try:
+        X = X.tocsr().astype(np.float64, copy=True)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"{what} must be numeric: {err}") from None
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{what} must be a 2-D matrix with rows and columns; got shape {X.shape}")
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    X.sort_indices()
+    bad = ~np.isfinite(X.data)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        row = int(np.searchsorted(X.indptr, first, side="right") - 1)
+        raise ValueError(f"{what} contains {int(bad.sum())} NaN or infinite value(s), first at row "
+                         f"{row}, column {int(X.indices[first])}: missing data is not allowed")
+    return X
+
+
+def sparse_scaling(X, mode: str):
+    """The scaling of a CSR matrix under ``mode``, without centring: ``(keep, divisor)`` with
+    ``keep`` the columns kept (``"scale"``: non-constant ones) or None, and ``divisor`` a number or
+    one per kept column. A translation changes no Minkowski-type distance but would make the matrix
+    dense; so ``absmax`` divides by the largest absolute entry, ``range`` by the range of all
+    entries (zeros included), ``scale`` each column by its sample sd."""
+    if mode == "none":
+        return None, 1.0
+    values = X.data
+    if mode == "absmax":
+        top = float(np.abs(values).max()) if values.size else 0.0
+        return None, (top if top > 0 else 1.0)
+    if mode == "range":
+        n_cells = X.shape[0] * X.shape[1]
+        lo = min(float(values.min()), 0.0) if values.size else 0.0
+        hi = max(float(values.max()), 0.0) if values.size else 0.0
+        if values.size == n_cells:
+            lo, hi = float(values.min()), float(values.max())
+        return None, (hi - lo if hi > lo else 1.0)
+    if mode == "scale":
+        n = X.shape[0]
+        if n < 2:
+            raise ValueError("scale='scale' needs at least 2 points")
+        mean = np.asarray(X.sum(axis=0)).ravel() / n
+        sq = np.asarray(X.multiply(X).sum(axis=0)).ravel()
+        var = np.maximum(sq - n * mean * mean, 0.0) / (n - 1)
+        sd = np.sqrt(var)
+        keep = sd > 0
+        if not keep.any():
+            raise ValueError("scale='scale': every column has zero variance")
+        return keep, sd[keep]
+    raise ValueError(f"unknown scale mode {mode!r}")
+
+
+def apply_sparse_scaling(X, keep, divisor):
+    """``X[:, keep] / divisor`` for a CSR ``X`` (a new matrix), as :func:`sparse_scaling` gave them."""
+    if keep is not None:
+        X = X[:, np.flatnonzero(keep)]
+        X.sort_indices()
+    X = X.copy()
+    if np.ndim(divisor):
+        X.data /= np.asarray(divisor)[X.indices]
+    else:
+        X.data /= divisor
     return X
 
 
@@ -170,6 +241,8 @@ def _centred_svd(X: np.ndarray, ncomp: int, rng=None):
     Exact LAPACK SVD (the original's path, same signs) whenever the matrix is small enough; a
     randomized truncated SVD otherwise (the original uses irlba there, which is not reproducible either).
     """
+    if _is_sparse(X):
+        return _centred_svd_sparse(X, ncomp, rng)
     Xc = X - X.mean(axis=0)
     n, p = Xc.shape
     if ncomp >= 0.5 * min(n, p) or n * p <= 4_000_000:
@@ -180,6 +253,33 @@ def _centred_svd(X: np.ndarray, ncomp: int, rng=None):
     seed = None if rng is None else int(rng.integers(2**31 - 1))
     U, d, _ = randomized_svd(Xc, ncomp, n_iter=7, random_state=seed)
     return U, d
+
+
+def _centred_svd_sparse(X, ncomp: int, rng=None):
+    """:func:`_centred_svd` of a CSR matrix, centred implicitly (ARPACK on a linear operator, the
+    start vector from ``rng``): the matrix stays sparse. Signs: each column of U has its largest
+    entry positive (ARPACK's signs are arbitrary)."""
+    from scipy.sparse.linalg import LinearOperator, svds
+
+    n, p = X.shape
+    if ncomp >= min(n, p):
+        raise ValueError(f"PCA of sparse input needs fewer components ({ncomp}) than min(n, p) = "
+                         f"{min(n, p)}")
+    mean = np.asarray(X.mean(axis=0)).ravel()
+    Xt = X.T.tocsr()
+    op = LinearOperator((n, p), dtype=np.float64,
+                        matvec=lambda v: X @ np.ravel(v) - mean @ np.ravel(v),
+                        rmatvec=lambda u: Xt @ np.ravel(u) - mean * np.ravel(u).sum(),
+                        matmat=lambda V: X @ V - np.outer(np.ones(n), mean @ V),
+                        rmatmat=lambda U: Xt @ U - np.outer(mean, U.sum(axis=0)))
+    gen = np.random.default_rng(None if rng is None else int(rng.integers(2**31 - 1)))
+    v0 = gen.uniform(-1.0, 1.0, min(n, p))
+    U, d, _ = svds(op, k=ncomp, v0=v0, solver="arpack")
+    order = np.argsort(d)[::-1]
+    U, d = U[:, order], d[order]
+    flip = np.sign(U[np.argmax(np.abs(U), axis=0), np.arange(ncomp)])
+    flip[flip == 0] = 1.0
+    return U * flip, d
 
 
 def pca_scores(X: np.ndarray, ncomp: int, rng=None) -> np.ndarray:

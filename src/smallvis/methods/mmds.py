@@ -200,7 +200,7 @@ def original_knn(data: InputData, k: int) -> tuple[np.ndarray, np.ndarray]:
     picked changes knnmmds's dropped pairs and gmmds's graph, and gmmds's edges carry these
     distances. A precomputed distance matrix is searched as given (ties: lower index).
     """
-    if data.precomputed:
+    if not data.coordinates_euclidean:  # a distance matrix, another metric or sparse rows
         return data.neighbors(k, "exact")
     from ..io.original_knn import original_neighbors
 

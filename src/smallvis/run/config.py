@@ -44,7 +44,8 @@ class InputSettings:
     scale: Any = "absmax"
     pca: Any = False
     initial_dims: int = 50
-    metric: str = "euclidean"
+    metric: Any = "euclidean"
+    metric_kwds: Any = None
     y: Any = None  # labels for supervised embedding (-1: unlabelled)
     target_weight: float = 0.5
 

@@ -238,6 +238,12 @@ class Init:
 
 
 def _pca(c: InitContext, sdev=None) -> np.ndarray:
+    if getattr(c.data, "graph", False):  # neighbours or affinities only: no coordinates to project
+        A = c.method.laplacian_affinity(c.state)
+        logger.info("init: a kNN graph or affinities have no principal components; the "
+                    "normalised-Laplacian eigenmap of P instead")
+        return spectral_init(A, c.k, normalized=True,
+                             fallback=lambda: c.rng.standard_normal((c.data.n, c.k)))
     return pca_init(c.data.X, c.k, precomputed=c.data.precomputed, already_pca=c.pca_applied,
                     rng=c.rng)
 

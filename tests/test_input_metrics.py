@@ -292,3 +292,18 @@ def test_pynndescent_with_a_metric(tfidf):
     assert recall > 0.95
     np.testing.assert_allclose(dist, resolve_metric("cosine").to_candidates(
         X, np.arange(X.shape[0]), idx), rtol=1e-9, atol=1e-12)
+
+
+def test_quality_metrics_under_the_input_metric(tfidf):
+    from smallvis.metrics import compute_metrics, knn_preservation
+
+    X, y = tfidf
+    Y = SmallVis("umap", metric="cosine", random_state=0).fit_transform(X)
+    out = compute_metrics(X, Y, metric="cosine")
+    assert set(out) == {"k", "knn_preservation"} and 0 < out["knn_preservation"] <= 1
+    D = resolve_metric("cosine").pairwise(X, X)
+    np.fill_diagonal(D, 0.0)
+    assert knn_preservation(D, Y, 15, metric="precomputed") == pytest.approx(
+        out["knn_preservation"], abs=0.02)  # tied cosine distances may swap a neighbour
+    G = sparse.csr_matrix(np.where(D <= np.sort(D, axis=1)[:, [15]], D, 0.0))
+    assert knn_preservation(G, Y, 10, metric="precomputed") > 0

@@ -237,18 +237,14 @@ def _cmd_embed(args) -> int:
 
 
 def _quality(X, res, kwargs) -> dict:
-    """--metrics: the quality metrics (Euclidean neighbourhoods of the input: a sparse input is
-    densified for them when it fits in ~1 GB; else they are skipped with a warning)."""
-    from .._util.log import logger
-
-    if kwargs.get("metric", "euclidean") not in ("euclidean", None):
-        logger.warning("--metrics: input neighbourhoods are Euclidean, not %s", kwargs["metric"])
-    if hasattr(X, "tocsr"):
-        if X.shape[0] * X.shape[1] * 8 > 2**30:
-            logger.warning("--metrics skipped: the sparse input is too large to densify")
-            return {}
-        X = X.toarray()
-    return compute_metrics(X, res.Y, **pbic_inputs(res))
+    """--metrics under the run's metric (another metric or sparse input: kNN preservation only,
+    since the rank metrics read Euclidean distances of dense rows)."""
+    metric = kwargs.get("metric", "euclidean")
+    if isinstance(metric, str) and metric.strip().lower().startswith("pre"):
+        metric = "precomputed"  # neighbours read from the distance matrix's rows
+    if kwargs.get("metric_kwds"):
+        metric = (metric, kwargs["metric_kwds"])
+    return compute_metrics(X, res.Y, **pbic_inputs(res), metric=metric)
 
 
 def check_model_path(path, force: bool, *others) -> Path | None:

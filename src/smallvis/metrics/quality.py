@@ -40,7 +40,7 @@ def _neighbours(Z: np.ndarray, k: int) -> np.ndarray:
     return NearestNeighbors(n_neighbors=k).fit(Z).kneighbors(return_distance=False)
 
 
-def knn_preservation(X, Y, k: int = 15) -> float:
+def knn_preservation(X, Y, k: int = 15, *, metric="euclidean") -> float:
     """Mean fraction of each point's ``k`` nearest input neighbours kept among its ``k`` output ones.
 
     .. math:: \\mathrm{mnp}(k) = \\frac{1}{n k} \\sum_i |N^X_k(i) \\cap N^Y_k(i)|
@@ -56,11 +56,33 @@ def knn_preservation(X, Y, k: int = 15) -> float:
         Embedding.
     k : int
         Neighbourhood size, ``1 <= k < n``.
+    metric : str, (str, dict) or callable
+        The input's metric (:mod:`smallvis.io.metric`; Euclidean by default), or ``"precomputed"``
+        (``X`` a distance matrix or a sparse kNN graph); with another metric than Euclidean ``X``
+        may be scipy sparse and the input neighbours come from
+        :func:`smallvis.io.neighbors.nearest_neighbors`.
 
     Returns
     -------
     float in [0, 1]
     """
+    if not _euclidean(metric) or hasattr(X, "tocsr"):
+        from ..io.neighbors import nearest_neighbors
+
+        Y = np.asarray(Y, dtype=np.float64)
+        k = int(k)
+        if isinstance(metric, str) and metric.strip().lower() == "precomputed":
+            if hasattr(X, "tocsr"):  # a kNN graph: its first k neighbours
+                from ..io.graph import graph_neighbors
+
+                nx = graph_neighbors(X)[0][:, :k]
+            else:
+                nx = nearest_neighbors(X, k, precomputed=True)[0]
+        else:
+            nx = nearest_neighbors(X, k, metric=metric, random_state=0)[0]
+        ny = _neighbours(Y, k)
+        both = np.sort(np.hstack([nx, ny]), axis=1)
+        return float(np.count_nonzero(both[:, 1:] == both[:, :-1]) / nx.size)
     X, Y, k = _check(X, Y, k)
     nx, ny = _neighbours(X, k), _neighbours(Y, k)
     both = np.sort(np.hstack([nx, ny]), axis=1)  # a shared neighbour appears twice, side by side
@@ -154,7 +176,13 @@ METRIC_NAMES = ("knn_preservation", "trustworthiness", "continuity", "rnx_auc",
 K_METRICS = ("knn_preservation", "trustworthiness", "continuity")  # those that depend on k
 
 
-def compute_metrics(X, Y, k: int = METRIC_K, *, which=None, cost=None, perplexity=None) -> dict:
+def _euclidean(metric) -> bool:
+    return metric is None or (isinstance(metric, str) and metric.strip().lower() in ("euclidean",
+                                                                                     "l2"))
+
+
+def compute_metrics(X, Y, k: int = METRIC_K, *, which=None, cost=None, perplexity=None,
+                    metric="euclidean") -> dict:
     """Quality metrics of an embedding at ``k``, as a dictionary (with ``"k"``).
 
     Default (``which`` None): ``knn_preservation``; ``trustworthiness`` and ``continuity`` when
@@ -166,9 +194,17 @@ def compute_metrics(X, Y, k: int = METRIC_K, *, which=None, cost=None, perplexit
     allowed); then trustworthiness and continuity above ``RANK_MAX_N`` points are computed on the
     same random subsample as ``rnx_auc``, and ``pbic`` requires ``cost`` and ``perplexity``. When a
     rank metric used a subsample, ``"rank_subsample"`` gives its size.
+
+    ``metric``: the input's metric. Under another metric than Euclidean only ``knn_preservation``
+    (and ``pbic``) are computed: the rank metrics and triplets read Euclidean input distances.
     """
     names = None if which is None else [match_name(w, METRIC_NAMES, "metric")
                                         for w in ([which] if isinstance(which, str) else which)]
+    if not _euclidean(metric) or hasattr(X, "tocsr"):
+        out = {"k": k, "knn_preservation": knn_preservation(X, Y, k, metric=metric)}
+        if cost is not None and perplexity is not None:
+            out["pbic"] = pbic(cost, perplexity, np.shape(Y)[0])
+        return out
     X, Y, _ = _check(X, Y, None)
     n = X.shape[0]
     out = {"k": k}

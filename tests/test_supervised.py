@@ -103,3 +103,34 @@ def test_cli_supervised(tmp_path, digits, capsys):
     assert '"y": "labels from column digit"' in (tmp_path / "e.json").read_text()
     assert main(["embed", str(tmp_path / "d.csv"), "--supervised"]) == 2
     assert "--supervised needs --labels" in capsys.readouterr().err
+
+
+def test_continuous_target():
+    """target_metric='l2': pairs weakened by how far apart their targets are (a swiss-roll-like
+    ribbon whose position along it is the target)."""
+    from smallvis.affinity.supervised import check_labels
+
+    rng = np.random.default_rng(0)
+    t = rng.uniform(0, 10, 400)
+    X = np.column_stack([np.cos(t), np.sin(t), rng.normal(scale=0.6, size=400)])
+    base = smallvis(X, method="umap", defaults="auto", random_state=0, ret_extra=["P"])
+    sup = smallvis(X, method="umap", defaults="auto", random_state=0, y=t, target_metric="l2",
+                   target_weight=0.9, ret_extra=["P"])
+    # P pairs with far-apart targets lose weight
+    def spread(P):
+        P = P.tocoo()
+        return np.average(np.abs(t[P.row] - t[P.col]), weights=P.data)
+    assert spread(sup.extras["P"]) < 0.8 * spread(base.extras["P"])
+    # all unlabelled: exactly unsupervised; w = 0: nothing changes either
+    none = smallvis(X, method="umap", defaults="auto", random_state=0,
+                    y=np.full(400, np.nan), target_metric="l2")
+    np.testing.assert_array_equal(none, base.Y)
+    zero = smallvis(X, method="tsne", perplexity=20, max_iter=0, ret_extra=["P"], y=t,
+                    target_metric="l2", target_weight=0.0, Y_init="rand", random_state=0)
+    plain = smallvis(X, method="tsne", perplexity=20, max_iter=0, ret_extra=["P"],
+                     Y_init="rand", random_state=0)
+    np.testing.assert_allclose(zero.extras["P"], plain.extras["P"], rtol=1e-12, atol=0)
+    with pytest.raises(ValueError, match="needs a numeric y"):
+        check_labels(np.array(["a", "b"]), 2, "l2")
+    with pytest.raises(ValueError, match="target_metric"):
+        smallvis(X, y=t, target_metric="cosine", max_iter=1)

@@ -18,6 +18,14 @@ the method expects again:
 
 umap-learn also weakens the edges of unlabelled points (by e^-1); here they keep their weight, so that
 ``y`` with every point unlabelled is exactly the unsupervised run.
+
+A continuous target (``target_metric="l2"``: numbers, NaN for unlabelled) weakens each stored pair by
+how far apart its targets are, on the scale of the targets' differences along the stored pairs:
+
+    f_ij = exp(-w / (1 - w) * (y_i - y_j)^2 / s^2),   s^2 = median of (y_i - y_j)^2 > 0 over them,
+
+so ``w = 0`` changes nothing, ``w = 0.5`` weakens a pair with a typical difference by e^-1, and
+``w = 1`` keeps only pairs with equal targets; then P is re-scaled as above.
 """
 
 from __future__ import annotations
@@ -33,17 +41,35 @@ __all__ = ["check_labels", "supervise"]
 
 UNLABELLED = -1
 FAR = 2.5
+TARGET_METRICS = ("categorical", "l2")
 
 
-def check_labels(y, n: int) -> np.ndarray | None:
-    """``y`` as integer class codes (``-1``: unlabelled), or None when every point is unlabelled.
+def check_target_metric(value) -> str:
+    """``"categorical"`` (classes) or ``"l2"`` (a continuous target; alias ``"euclidean"``)."""
+    if isinstance(value, str) and value.strip().lower() in ("euclidean", "continuous"):
+        return "l2"
+    return match_name(value, TARGET_METRICS, "target_metric")
 
-    Accepts integers, strings or any hashable values; ``-1``, ``NaN`` and ``None`` mark unlabelled
-    points."""
+
+def check_labels(y, n: int, target_metric: str = "categorical") -> np.ndarray | None:
+    """``y`` as integer class codes (``-1``: unlabelled), or, for ``target_metric="l2"``, as float
+    targets (NaN: unlabelled); None when every point is unlabelled.
+
+    Classes may be integers, strings or any hashable values; ``-1``, ``NaN`` and ``None`` mark
+    unlabelled points (a continuous target: ``NaN`` and ``None``)."""
     y = np.asarray(y, dtype=object if not hasattr(y, "dtype") else None)
     if y.ndim != 1 or y.shape[0] != n:
         raise ValueError(f"y (labels for supervised embedding) must have one value per point "
                          f"({n}); got shape {y.shape}")
+    if check_target_metric(target_metric) == "l2":
+        try:
+            values = np.array([np.nan if v is None else v for v in y], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("target_metric='l2' needs a numeric y (NaN or None: unlabelled)") \
+                from None
+        if np.isinf(values).any():
+            raise ValueError("y has infinite values")
+        return None if np.isnan(values).all() else values
     missing = np.array([_unlabelled(v) for v in y], dtype=bool)
     codes = np.full(n, UNLABELLED, dtype=np.int64)
     if (~missing).any():
@@ -74,8 +100,42 @@ def cross_factor(target_weight: float) -> float:
 def supervise(P, labels: np.ndarray, target_weight: float, recipe):
     """``P`` (dense array or sparse matrix) with the cross-class pairs weakened and re-scaled as the
     method's ``recipe`` scales its affinities (see the module docstring). Returns a new matrix."""
-    factor = cross_factor(target_weight)
     before = np.asarray(P.sum(axis=1)).ravel()
+    if labels.dtype.kind == "f":
+        P = _weaken_continuous(P, labels, target_weight)
+    else:
+        P = _weaken_classes(P, labels, cross_factor(target_weight))
+    return _rescale(P, before, recipe)
+
+
+def _weaken_continuous(P, y: np.ndarray, target_weight: float):
+    """Each stored pair times ``exp(-w/(1-w) (y_i - y_j)^2 / s^2)`` (module docstring)."""
+    if sparse.issparse(P):
+        P = sparse.csr_matrix(P, dtype=np.float64, copy=True)
+        rows = np.repeat(np.arange(P.shape[0]), np.diff(P.indptr))
+        diff2 = (y[rows] - y[P.indices]) ** 2
+        stored = P.data > 0
+    else:
+        P = np.array(P, dtype=np.float64, copy=True)
+        diff2 = (y[:, None] - y[None, :]) ** 2
+        stored = P > 0
+    known = stored & np.isfinite(diff2)
+    positive = diff2[known & (diff2 > 0)]
+    scale = float(np.median(positive)) if positive.size else 1.0
+    if target_weight >= 1.0:
+        factor = np.where(diff2 > 0, 0.0, 1.0)
+    else:
+        factor = np.exp(-target_weight / (1.0 - target_weight) * diff2 / scale)
+    factor[~np.isfinite(diff2)] = 1.0  # an unlabelled end: untouched
+    if sparse.issparse(P):
+        P.data *= factor
+        P.eliminate_zeros()
+    else:
+        P *= factor
+    return P
+
+
+def _weaken_classes(P, labels: np.ndarray, factor: float):
     if sparse.issparse(P):
         P = sparse.csr_matrix(P, dtype=np.float64, copy=True)
         rows = np.repeat(np.arange(P.shape[0]), np.diff(P.indptr))
@@ -88,6 +148,11 @@ def supervise(P, labels: np.ndarray, target_weight: float, recipe):
         cross = (labels[:, None] != labels[None, :]) & (labels[:, None] != UNLABELLED) \
             & (labels[None, :] != UNLABELLED)
         P[cross] *= factor
+    return P
+
+
+def _rescale(P, before: np.ndarray, recipe):
+    """P made what the method expects again (module docstring)."""
     how = match_name(recipe.symmetrize, ("none", "symmetric", "average", "mutual", "umap", "fuzzy"),
                      "symmetrization")
     if recipe.normalize:

@@ -28,7 +28,7 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
              ret_extra=False, n_threads=0, use_cpp=False, bh=False, theta=1.0, eps=EPS,
              inp_kernel=None, nn=None, verbose=False, metric="euclidean", engine="auto",
              random_state=None, progress=False, defaults="smallvis", y=None, target_weight=0.5,
-             dtype="float64", metric_kwds=None):
+             dtype="float64", metric_kwds=None, target_metric="categorical"):
     """Embed ``X`` in ``k`` dimensions with a neighbour-embedding method.
 
     Names and defaults follow the R package smallvis; names of methods, optimisers, inits, scale
@@ -187,6 +187,10 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         float32 halves the memory of the result (umap-learn returns float32).
     metric_kwds : dict, optional
         Keyword arguments of ``metric`` (``{"p": 3}`` for minkowski).
+    target_metric : {"categorical", "l2"}
+        What ``y`` is: classes (default), or a continuous target (``"l2"``; NaN for unlabelled), whose
+        pairs are weakened by ``exp(-w/(1-w) (y_i - y_j)^2 / s^2)``, ``s^2`` the median squared
+        difference along the stored pairs (umap-learn's name; :mod:`smallvis.affinity.supervised`).
 
     Returns
     -------

@@ -88,7 +88,7 @@ class SmallVis(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
                  n_threads=0, use_cpp=False, bh=False, theta=1.0, eps=EPS, inp_kernel=None, nn=None,
                  verbose=False, metric="euclidean", engine="auto", random_state=None,
                  progress=False, defaults="auto", target_weight=0.5, dtype="float64",
-                 metric_kwds=None):
+                 metric_kwds=None, target_metric="categorical"):
         # store every parameter as given, under its own name (sklearn's get_params reads them back)
         for name, value in locals().items():
             if name != "self":

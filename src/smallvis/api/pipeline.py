@@ -62,7 +62,7 @@ def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None, neighbors=N
         data.set_neighbors(*neighbors)
     n = data.n
     if inp.y is not None:
-        _set_labels(data, inp.y, inp.target_weight, m)
+        _set_labels(data, inp.y, inp.target_weight, m, inp.target_metric)
     if n < 3:
         raise ValueError(f"need at least 3 points to embed; got {n}")
     if Y_init is not None and not isinstance(Y_init, str):
@@ -116,12 +116,12 @@ def _output_dtype(dtype) -> np.dtype:
     return kind
 
 
-def _set_labels(data, y, target_weight, m) -> None:
+def _set_labels(data, y, target_weight, m, target_metric="categorical") -> None:
     """Supervised embedding: the labels ride on the input data to the affinities."""
     from ..affinity.supervised import check_labels, check_target_weight
 
     weight = check_target_weight(target_weight)
-    labels = check_labels(y, data.n)
+    labels = check_labels(y, data.n, target_metric)
     if not m.uses_affinities:
         raise ValueError(f"y (supervised embedding) needs a method with input affinities; "
                          f"{m.name!r} fits input distances")

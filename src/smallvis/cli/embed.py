@@ -49,6 +49,9 @@ def add_embed_parser(sub) -> None:
                         "embedding; missing labels and -1 are unlabelled)")
     g.add_argument("--target-weight", type=float, metavar="W",
                    help="with --supervised: weight of the labels in [0, 1]; default 0.5")
+    g.add_argument("--target-metric", choices=("categorical", "l2"),
+                   help="with --supervised: the labels are classes (default) or a continuous "
+                        "target (l2)")
     g.add_argument("--layer", metavar="NAME", help="AnnData .h5ad input: embed this layer, not X")
     g.add_argument("--obsm", metavar="NAME",
                    help="AnnData .h5ad input: embed this obsm entry (e.g. X_pca), not X")
@@ -185,14 +188,17 @@ def _cmd_embed(args) -> int:
     snapshots, callback = _check_run_plots(args, kwargs, out, sidecar)
     model_path = check_model_path(args.save_model, args.force, out, sidecar, args.plot)
     data = load_source(args.input, args.labels, args.data_dir, layer=args.layer, obsm=args.obsm)
-    if args.target_weight is not None and not args.supervised:
-        raise ValueError("--target-weight needs --supervised")
+    if (args.target_weight is not None or args.target_metric is not None) \
+            and not args.supervised:
+        raise ValueError("--target-weight and --target-metric need --supervised")
     if args.supervised:
         if data.labels is None:
             raise ValueError("--supervised needs --labels COLUMN (the labels to supervise with)")
         kwargs["y"] = data.labels
         if args.target_weight is not None:
             kwargs["target_weight"] = args.target_weight
+        if args.target_metric is not None:
+            kwargs["target_metric"] = args.target_metric
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "little") >> 1
     from ..api import smallvis
 

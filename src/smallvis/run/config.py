@@ -48,6 +48,7 @@ class InputSettings:
     metric_kwds: Any = None
     y: Any = None  # labels for supervised embedding (-1: unlabelled)
     target_weight: float = 0.5
+    target_metric: str = "categorical"  # or "l2": a continuous target
 
 
 @dataclass(frozen=True)

@@ -259,7 +259,9 @@ def _numba_kernels(func):
     """A parallel pairwise loop and a pairs loop calling the jitted ``func`` (compiled once per
     function and process; rows are independent, so any thread count gives the same numbers)."""
     if func not in _KERNELS:
-        from numba import njit, prange
+        from numba import prange
+
+        from .._util.jit import njit
 
         @njit(parallel=True)
         def pairwise(A, B):

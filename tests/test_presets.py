@@ -144,6 +144,24 @@ def test_a_diverged_run_is_never_returned(iris):
     assert res.diverged and np.all(np.isfinite(res.Y))
 
 
+def test_a_step_the_defaults_chose_is_made_smaller_when_it_diverges(iris, monkeypatch, caplog):
+    from smallvis.run import presets
+
+    # a step that diverges on iris (asne at eta=1 within ~10 iterations)
+    monkeypatch.setitem(presets.RECIPES, "asne", presets.Recipe(("1", 1.0)))
+    with caplog.at_level("WARNING", logger="smallvis"):
+        est = SmallVis("asne", max_iter=60, random_state=0).fit(iris)
+    assert "running again with eta=0.25" in caplog.text
+    eta = est.result_.settings["eta"]
+    assert eta < 1 and est.result_.opt["eta"] == eta and np.all(np.isfinite(est.embedding_))
+    # the run is that of the smaller step given outright
+    given = SmallVis("asne", max_iter=60, random_state=0, eta=eta).fit_transform(iris)
+    np.testing.assert_array_equal(est.embedding_, given)
+    # a step the user gave is theirs: no second run
+    with pytest.raises(DivergenceError, match="eta=1"):
+        SmallVis("asne", max_iter=60, random_state=0, eta=1.0).fit(iris)
+
+
 def test_the_cli_refuses_a_diverged_run(tmp_path, capsys):
     out = tmp_path / "x.csv"
     code = main(["embed", "iris", "--method", "ssne", "--eta", "1e8", "--max-iter", "200",

@@ -7,7 +7,10 @@ import importlib.util
 import inspect
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from smallvis import SmallVis
 
 from smallvis.affinity import AffinityRecipe
 from smallvis.engines import ENGINES
@@ -90,6 +93,36 @@ def test_readme_method_table_is_generated_from_the_catalog():
     assert script.current_table(text) == script.render(), (
         f"README.md's method x engine table is not the catalog's: regenerate it with "
         f"`{script.COMMAND}`")
+
+
+def test_docs_coverage_is_generated_from_the_catalog():
+    script = _script()
+    text = (ROOT / "docs" / "coverage.md").read_text(encoding="utf-8")
+    assert text == script.render_coverage(), (
+        f"docs/coverage.md is not the catalog's: regenerate it with `{script.COMMAND}`")
+
+
+@pytest.mark.parametrize("engine, name, reason", [
+    ("every engine", None, None),
+    ("bh", "btsne", "per-point bandwidths"),
+    ("fft", "nerv", "not implemented on these engines"),
+    ("sgd", "tsne", "normalised"),
+    ("sgd", "gmmds", "shortest paths"),
+    ("bh", "mmds", "distance cost"),
+])
+def test_every_refusal_says_why(engine, name, reason):
+    from smallvis.engines.catalog import refusal
+
+    if name is None:  # what every engine serves has no reason
+        for engine_name in engine_names():
+            for method in served_by(engine_name):
+                assert refusal(engine_name, method) is None
+        return
+    why = refusal(engine, name)
+    assert reason in why
+    with pytest.raises(ValueError) as err:  # the same reason in the engine's refusal
+        SmallVis(name, engine=engine).fit(np.random.default_rng(0).normal(size=(40, 3)))
+    assert why in str(err.value)
 
 
 def test_the_table_script_replaces_only_its_block():

@@ -110,8 +110,8 @@ def approx_plan(method, state=None):
         return _kl_plan(fused)
     if isinstance(pair, PairForm):
         return _pair_plan(pair)
-    return None, ("it declares no KL form or pair form (fused_form, pair_form) whose all-pairs "
-                  "part these engines could sum")
+    return None, ("its cost is not implemented on these engines (the method declares no KL form "
+                  "or pair form, fused_form or pair_form, whose all-pairs part they could sum)")
 
 
 def _kl_plan(form):
@@ -120,7 +120,8 @@ def _kl_plan(form):
                       "of the output distance alone, which the tree and the interpolation grid "
                       "need (a translation-invariant kernel)")
     if form.kernel not in KERNEL_CODES:
-        return None, f"its output kernel (code {form.kernel}) is not one these engines implement"
+        return None, (f"its output kernel (FusedForm code {form.kernel}) is not implemented on "
+                      "these engines")
     if form.plain and form.kernel in (T_KERNEL, HEAVY_TAILED_KERNEL):
         return ApproxPlan("plain", form, form.kernel), None
     if form.normalisation == "row":
@@ -145,7 +146,7 @@ def _pair_plan(form):
     if form.input != "P":
         return None, (f"its pair terms read the input {form.input} of every pair (a distance "
                       f"cost), which a sparse P does not keep")
-    return None, (f"its cost ({div!r}) is not one these engines implement (they serve KL, the "
+    return None, (f"its cost ({div!r}) is not implemented on these engines (they serve KL, the "
                   f"f-divergences {', '.join(F_DIVERGENCES)}, tee and ee without input weights)")
 
 
@@ -169,6 +170,11 @@ class SparseKLEngine:
         """True when :func:`approx_plan` has a plan for ``method``: KL with any output kernel of
         ``FusedForm`` but per-point bandwidths, the f-divergences, tee, ee without input weights."""
         return approx_plan(method)[0] is not None
+
+    @classmethod
+    def refusal(cls, method) -> str | None:
+        """Why these engines cannot run ``method`` (None: they can)."""
+        return approx_plan(method)[1]
 
     def __init__(self, knn: str = "auto"):
         from .._util.names import match_name

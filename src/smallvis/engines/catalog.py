@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from . import ENGINES
 from ..methods import REGISTRY, MethodSpec, build_method
 
-__all__ = ["MethodInfo", "engine_names", "list_methods", "method_engines", "served_by"]
+__all__ = ["MethodInfo", "engine_names", "list_methods", "method_engines", "refusal", "served_by"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,17 @@ def method_engines(spec: MethodSpec) -> tuple:
     has no fused kernels: listed only where native)."""
     method = build_method(spec.name)
     return tuple(name for name, engine in ENGINES.items() if engine.serves(method))
+
+
+def refusal(engine: str, name: str) -> str | None:
+    """Why ``engine`` does not run method ``name`` (with its default parameters) natively; None
+    when it does. The engine's own reason (``refusal(method)``) where it has one."""
+    method = build_method(name)
+    cls = ENGINES[engine]
+    if cls.serves(method):
+        return None
+    why = getattr(cls, "refusal", None)
+    return (why(method) if why is not None else None) or "not served"
 
 
 def served_by(engine: str) -> list[str]:

@@ -101,6 +101,13 @@ class Epochs:
         return f"{q} ({time.perf_counter() - self.started:.2f} s)"
 
 
+# why a method with input affinities has no stochastic version (unless it says otherwise)
+NORMALISED_Q = ("its Q is normalised over all pairs (or each row), and an unbiased sample of the "
+                "gradient needs the normaliser, a sum over all pairs: negative sampling serves "
+                "un-normalised costs (ncvis learns its normaliser as a parameter); the sparse-P "
+                "engines bh and fft sum all pairs")
+
+
 class SGDEngine:
     """Negative-sampling SGD (``engine="sgd"`` or ``("sgd", {options})``).
 
@@ -137,15 +144,22 @@ class SGDEngine:
         return method.stochastic_plan() is not None
 
     @staticmethod
+    def refusal(method) -> str | None:
+        """Why this engine cannot run ``method`` (None: it can): the method's own reason, else
+        that its Q is normalised."""
+        if SGDEngine.serves(method):
+            return None
+        return method.unserved_reason("sgd") or NORMALISED_Q
+
+    @staticmethod
     def plan(method):
         plan = method.stochastic_plan()
         if plan is None:
             from ..methods import methods_where
 
             capable = methods_where(SGDEngine.serves)
-            reason = method.unserved_reason("sgd")
-            raise ValueError(f"method {method.name!r} has no stochastic version for engine 'sgd'"
-                             f"{': ' + reason if reason else ''}; methods with one: "
+            raise ValueError(f"method {method.name!r} has no stochastic version for engine 'sgd': "
+                             f"{SGDEngine.refusal(method)}; methods with one: "
                              f"{', '.join(capable)}")
         return plan
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 import math
 
 from .._util.jit import njit
-from .exact_kernels import (GAUSSIAN_KERNEL, HEAVY_TAILED_KERNEL, KP_A, KP_ALPHA, KP_B, KP_GR_EPS,
-                            T_KERNEL, umap_weight)
+from .exact_kernels import umap_weight
+from .output_kernel_functions import (GAUSSIAN_KERNEL, HEAVY_TAILED_KERNEL, KP_A, KP_ALPHA, KP_B,
+                                      KP_GR_EPS, T_KERNEL)
 
 # the radial functions an all-pairs sum adds up (see the module docstring)
 W, W_LOG_W, WG, WG_LOG_W = 0, 1, 2, 3

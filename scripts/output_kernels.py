@@ -8,7 +8,7 @@ Two modules, checked in, that must not be edited by hand:
   NumPy's ufuncs are replaced by the element functions of :mod:`smallvis._util.vmath` (``exp1``,
   ``log1``, ``log1p1``: < 1 ulp, vectorisable) and ``np.maximum`` by ``max``;
 - ``src/smallvis/engines/output_kernel_dispatch.py``: selection by the integer code (``weight``,
-  ``grad_factor``) and the row loops of the fused exact engine (``row_weights``,
+  ``grad_factor``, ``log_weight``) and the row loops of the fused exact engine (``row_weights``,
   ``row_weights_grads``: one loop per kernel, the parameters read once).
 
     python scripts/output_kernels.py          # rewrite both modules
@@ -116,7 +116,7 @@ def render_functions(kernels) -> str:
            "from __future__ import annotations\n",
            "import math\n",
            "from .._util.jit import njit"]
-    sources = [scalar_source(f) for d in decls for f in (d.weight, d.grad_factor)]
+    sources = [scalar_source(f) for d in decls for f in (d.weight, d.grad_factor, d.log_weight)]
     used = sorted({name for name in SUBSTITUTIONS.values() if name != "max"
                    if any(re.search(rf"\b{name}\(", src) for src in sources)})
     if used:
@@ -139,7 +139,7 @@ def _call(func, first: str, params, kp_names) -> str:
 def render_dispatch(kernels) -> str:
     decls = sorted(kernels.values(), key=lambda d: d.code)
     names = [constant(d) for d in decls]
-    funcs = [f.__name__ for d in decls for f in (d.weight, d.grad_factor)]
+    funcs = [f.__name__ for d in decls for f in (d.weight, d.grad_factor, d.log_weight)]
     out = [HEADER, '"""The output kernels selected by their integer code (from the declarations in\n'
                    ':mod:`smallvis.methods.output_kernels`; compiled on first use, cached on disk).\n'
                    '\n``kp`` is the kernel parameter vector (slots ``KP_*`` of '
@@ -166,6 +166,11 @@ def render_dispatch(kernels) -> str:
     for d, name in zip(decls, names):
         out += [f"    if code == {name}:",
                 f"        return {_call(d.grad_factor, 'd2, w', d.grad_params, kp_of(d))}"]
+    out += ["    return math.nan", "", "", JIT, "def log_weight(code, kp, d2):",
+            '    """``log w(d2)`` without the rounding of ``log(w)`` for small weights."""']
+    for d, name in zip(decls, names):
+        out += [f"    if code == {name}:",
+                f"        return {_call(d.log_weight, 'd2', d.log_params, kp_of(d))}"]
     out += ["    return math.nan", ""]
     # row loops
 

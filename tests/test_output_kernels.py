@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine_checks import check_exact, check_fd_gradient
+from engine_checks import check_bh, check_exact, check_fd_gradient, check_fft
 from smallvis.methods.output_kernels import KERNELS, PARAMS, by_code, radial_codes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -198,3 +198,21 @@ def test_tsne_dof_runs_end_to_end_and_separates_clusters():
         gap[dof] = between / spread
     # heavier tails (fewer degrees of freedom) push the clusters further apart for their size
     assert gap[0.3] > 1.1 * gap[1.0]
+
+
+@pytest.mark.parametrize("name", sorted(KERNEL_METHODS))
+def test_the_radial_kernels_are_summed_by_barnes_hut_and_fft(name):
+    """A radial kernel's KL method runs on bh (theta = 0: the dense numbers) and fft (within the
+    interpolation's accuracy); the others' methods are refused or served by other forms."""
+    from smallvis.engines.approx import KERNEL_CODES, approx_plan
+    from smallvis.methods import build_method
+
+    decl = KERNELS[name]
+    assert (decl.code in KERNEL_CODES) == decl.radial
+    if not decl.radial:
+        return
+    spec = KERNEL_METHODS[name]
+    plan, why = approx_plan(build_method(spec))
+    assert plan is not None and plan.code == decl.code, why
+    check_bh(spec, ks=(2,))
+    check_fft(spec, ks=(2,))

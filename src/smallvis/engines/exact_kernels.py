@@ -80,12 +80,6 @@ def _row_d2(Yt, i, d2):
 
 
 @njit(cache=True, error_model="numpy")
-def umap_weight(a, b, x):
-    """UMAP's curve ``1 / (1 + a x^b)`` at ``x = max(d2, 0)`` (the dense engine's expression)."""
-    return 1.0 / (1.0 + a * math.pow(x, b)) if x > 0.0 else 1.0
-
-
-@njit(cache=True, error_model="numpy")
 def _row_weight_sum(code, kp, d2, m):
     """Sum of the output weights ``w(d2[j])`` for ``j < m`` (``d2[:m]`` is overwritten by them and
     summed with :func:`pairwise_sum`)."""

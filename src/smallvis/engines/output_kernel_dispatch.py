@@ -15,9 +15,10 @@ import math
 from .._util.jit import njit
 from .output_kernel_functions import (GAUSSIAN_KERNEL, HEAVY_TAILED_KERNEL, INVERSE_T_KERNEL, KP_A,
     KP_ALPHA, KP_B, KP_DOF, KP_GR_EPS, POWER_HEAVY_KERNEL, TDOF_KERNEL, T_KERNEL, UMAP_KERNEL,
-    gaussian_grad, gaussian_weight, heavy_tailed_grad, heavy_tailed_weight, inverse_t_grad,
-    inverse_t_weight, power_heavy_grad, power_heavy_weight, t_grad, t_weight, tdof_grad,
-    tdof_weight, umap_grad, umap_weight)
+    gaussian_grad, gaussian_log, gaussian_weight, heavy_tailed_grad, heavy_tailed_log,
+    heavy_tailed_weight, inverse_t_grad, inverse_t_log, inverse_t_weight, power_heavy_grad,
+    power_heavy_log, power_heavy_weight, t_grad, t_log, t_weight, tdof_grad, tdof_log, tdof_weight,
+    umap_grad, umap_log, umap_weight)
 
 
 @njit(cache=True, error_model="numpy")
@@ -57,6 +58,26 @@ def grad_factor(code, kp, d2, w):
         return power_heavy_grad(d2, w, kp[KP_B])
     if code == TDOF_KERNEL:
         return tdof_grad(d2, w, kp[KP_DOF])
+    return math.nan
+
+
+@njit(cache=True, error_model="numpy")
+def log_weight(code, kp, d2):
+    """``log w(d2)`` without the rounding of ``log(w)`` for small weights."""
+    if code == T_KERNEL:
+        return t_log(d2)
+    if code == GAUSSIAN_KERNEL:
+        return gaussian_log(d2)
+    if code == HEAVY_TAILED_KERNEL:
+        return heavy_tailed_log(d2, kp[KP_ALPHA])
+    if code == UMAP_KERNEL:
+        return umap_log(d2, kp[KP_A], kp[KP_B])
+    if code == INVERSE_T_KERNEL:
+        return inverse_t_log(d2)
+    if code == POWER_HEAVY_KERNEL:
+        return power_heavy_log(d2, kp[KP_ALPHA])
+    if code == TDOF_KERNEL:
+        return tdof_log(d2, kp[KP_DOF])
     return math.nan
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from .._util.jit import njit
-from .._util.vmath import (exp1, log1p1)
+from .._util.vmath import (exp1, log1, log1p1)
 
 # the kernel codes (FusedForm.kernel)
 T_KERNEL = 0
@@ -52,6 +52,11 @@ def t_grad(d2, w):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def t_log(d2):
+    return -log1p1(d2)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def gaussian_weight(d2):
     return exp1(-d2)
 
@@ -59,6 +64,11 @@ def gaussian_weight(d2):
 @njit(cache=True, error_model="numpy", inline="always")
 def gaussian_grad(d2, w):
     return 1.0
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def gaussian_log(d2):
+    return -d2
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -72,6 +82,11 @@ def heavy_tailed_grad(d2, w, alpha):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def heavy_tailed_log(d2, alpha):
+    return -log1p1(alpha * d2) / alpha
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def umap_weight(d2, a, b):
     return 1.0 / (1.0 + a * power(max(d2, 0.0), b))
 
@@ -79,6 +94,11 @@ def umap_weight(d2, a, b):
 @njit(cache=True, error_model="numpy", inline="always")
 def umap_grad(d2, w, b, gr_eps):
     return b * (1.0 - w) / (max(d2, 0.0) + gr_eps)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def umap_log(d2, a, b):
+    return -log1p1(a * power(max(d2, 0.0), b))
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -92,6 +112,11 @@ def inverse_t_grad(d2, w):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def inverse_t_log(d2):
+    return log1p1(d2)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def power_heavy_weight(d2, alpha):
     return power(alpha * d2 + 1.0, -1.0 / alpha)
 
@@ -102,6 +127,11 @@ def power_heavy_grad(d2, w, b):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def power_heavy_log(d2, alpha):
+    return log1(alpha * d2 + 1.0) * (-1.0 / alpha)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def tdof_weight(d2, dof):
     return power(1.0 + d2 / dof, -0.5 * (dof + 1.0))
 
@@ -109,3 +139,8 @@ def tdof_weight(d2, dof):
 @njit(cache=True, error_model="numpy", inline="always")
 def tdof_grad(d2, w, dof):
     return 0.5 * (dof + 1.0) / (dof + d2)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def tdof_log(d2, dof):
+    return -0.5 * (dof + 1.0) * log1p1(d2 / dof)

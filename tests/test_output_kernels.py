@@ -103,6 +103,10 @@ def test_generated_dispatch_equals_the_declaration(name, params):
     # vmath's exp and log1p are within 1 ulp of NumPy's: a few ulps after the arithmetic
     np.testing.assert_allclose(w, w_decl, rtol=1e-14, atol=0)
     np.testing.assert_allclose(g, g_decl, rtol=1e-14, atol=0)
+    logw = np.array([dispatch.log_weight(decl.code, kp, x) for x in D2])
+    np.testing.assert_allclose(logw, decl.log_w(D2, **params), rtol=1e-14, atol=1e-300)
+    far = np.abs(w_decl - 1.0) > 0.1  # log(w) of a weight near 1 has lost the digits log_w keeps
+    np.testing.assert_allclose(decl.log_w(D2, **params)[far], np.log(w_decl[far]), rtol=1e-12)
     # the row loops compute the scalar functions' numbers, bit for bit
     rw, rg, inplace = np.empty(len(D2)), np.empty(len(D2)), D2.copy()
     dispatch.row_weights_grads(decl.code, kp, D2, rw, rg, len(D2))

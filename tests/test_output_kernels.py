@@ -220,3 +220,16 @@ def test_the_radial_kernels_are_summed_by_barnes_hut_and_fft(name):
     assert plan is not None and plan.code == decl.code, why
     check_bh(spec, ks=(2,))
     check_fft(spec, ks=(2,))
+
+
+@pytest.mark.parametrize("engine", ["bh", "fft"])
+def test_tsne_dof_runs_through_the_estimator_on_the_approximate_engines(engine):
+    from sklearn.datasets import make_blobs
+
+    from smallvis import SmallVis
+
+    X = make_blobs(200, 5, centers=3, random_state=0)[0]
+    runs = [SmallVis(method=("tsne", {"dof": 0.5}), engine=engine, max_iter=60,
+                     random_state=0).fit_transform(X) for _ in range(2)]
+    assert runs[0].shape == (200, 2) and np.isfinite(runs[0]).all()
+    assert np.array_equal(runs[0], runs[1])

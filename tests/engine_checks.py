@@ -211,17 +211,12 @@ def fft_data():
 
 def kernel_weights(d2, code=0, kp=None):
     """The output kernel ``w(d2)`` of a ``FusedForm`` code, in NumPy (``kp``: the parameters of
-    ``smallvis.engines.exact_kernels.kernel_params``)."""
+    ``smallvis.engines.exact_kernels.kernel_params``): its declaration's weight."""
     from smallvis.engines.exact_kernels import kernel_params
+    from smallvis.methods.output_kernels import PARAMS, by_code
 
-    alpha, a, b, _ = kernel_params() if kp is None else kp
-    if code == 0:
-        return 1.0 / (1.0 + d2)
-    if code == 1:
-        return np.exp(-d2)
-    if code == 2:
-        return np.exp(-np.log1p(alpha * d2) / alpha)
-    return 1.0 / (1.0 + a * d2 ** b)
+    kp = kernel_params() if kp is None else kp
+    return by_code(code).w(d2, **dict(zip(PARAMS, kp)))
 
 
 def exact_Z(Y, alpha=1.0, code=None, kp=None):

@@ -19,7 +19,7 @@ from engine_checks import check_bh, claimed, ids, not_defaults, sparse_states, x
 
 # every method the catalog says bh runs (computed from the registry when this module is collected),
 # and a heavy-tailed kernel that is not hssne's default
-KERNELS = claimed("bh") + not_defaults([("hssne", {"alpha": 2.0})])
+KERNELS = claimed("bh") + not_defaults([("hssne", {"alpha": 2.0}), ("tsne", {"dof": 0.6})])
 
 
 def _states(X, spec, perplexity=10):

@@ -113,7 +113,8 @@ def test_mixtures_match_dense_with_q_on_the_eps_floor(X60, spec, scale):
     assert state.data["_exact_engine_plan"][0] == "mixture"
 
 
-@pytest.mark.parametrize("spec", ["tsne", "ssne", "asne", "trsrsne", "trmsne", "btsne", "btasne",
+@pytest.mark.parametrize("spec", ["tsne", ("tsne", {"dof": 0.6}), "ssne", "hssne", "usne", "asne",
+                                  "trsrsne", "trmsne", "btsne", "btasne",
                                   "gsne", "dhssne", "absne", ("absne", {"alpha": 0.5, "lambda": 1.5}),
                                   ("absne", {"alpha": 0.0, "lambda": 1.0}), "abssne", "ncvis",
                                   "nerv", "snerv", "bnerv", "rsrnerv", "jse", "sjse", "rsrjse"],

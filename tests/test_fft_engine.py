@@ -12,10 +12,10 @@ from smallvis.metrics import knn_preservation
 from engine_checks import (FFT_N, check_fft, claimed, exact_Z, fft_data, ids, not_defaults, rel,
                            sparse_states)
 
-SPECS = [("tsne", {}), ("hssne", {"alpha": 0.5}), ("hssne", {"alpha": 2.0})]
+SPECS = [("tsne", {}), ("hssne", {"alpha": 0.5}), ("hssne", {"alpha": 2.0}), ("tsne", {"dof": 0.6})]
 N = FFT_N
 # every method the catalog says fft runs (computed from the registry when this module is collected),
-# and a heavy-tailed kernel that is not hssne's default
+# a heavy-tailed kernel that is not hssne's default and a Student-t kernel with 0.6 degrees of freedom
 CASES = claimed("fft") + not_defaults(SPECS)
 
 

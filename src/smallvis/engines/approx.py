@@ -55,10 +55,12 @@ from .._util.log import logger
 from .._util.rng import child
 from .._util.parallel import fit_threads
 from ..methods.base import EPS, FusedForm, MethodState, PairForm
+from ..methods.output_kernels import radial_codes
 
 # kernels of the plain KL path (codes of methods.base.FusedForm)
 T_KERNEL, HEAVY_TAILED_KERNEL = 0, 2
-KERNEL_CODES = (0, 1, 2, 3)
+# every kernel whose declaration is radial (a function of the output distance alone)
+KERNEL_CODES = radial_codes()
 
 _FORM_KEY = "_sparse_engine_form"
 _PLAN_KEY = "_sparse_engine_plan"

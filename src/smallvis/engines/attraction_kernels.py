@@ -14,7 +14,7 @@ from numba import prange
 
 from .._util.jit import njit
 
-from .exact_kernels import T_KERNEL
+from .output_kernel_functions import T_KERNEL
 
 
 @njit(parallel=True, cache=True, error_model="numpy")

@@ -32,7 +32,7 @@ import numpy as np
 from numba import prange
 
 from .._util.jit import njit
-from .exact_kernels import T_KERNEL
+from .output_kernel_functions import T_KERNEL
 from .radial_kernels import radial_of, weight as radial_weight
 
 # Deepest level a point is pushed to. A cell at this depth is 2^-50 (about 1e-15) of the root's

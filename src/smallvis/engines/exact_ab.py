@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import exact_ab_kernels as abk
+from .output_kernel_functions import GAUSSIAN_KERNEL, T_KERNEL
 
 DIVERGENCES = tuple(abk.BRANCHES)
 
@@ -35,7 +36,7 @@ def evaluate_ab(form, state, P, Y, f, ws, *, cost, grad, X2=None):
     from . import exact_kernels as kern
 
     branch = abk.BRANCHES[form.divergence]
-    code = kern.GAUSSIAN_KERNEL if form.weight == "gaussian" else kern.T_KERNEL
+    code = GAUSSIAN_KERNEL if form.weight == "gaussian" else T_KERNEL
     n, k = Y.shape
     Yt = np.ascontiguousarray(Y.T, dtype=np.float64)
     prm = _params(form, f)

@@ -22,7 +22,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
-from .exact_kernels import GAUSSIAN_KERNEL, power
+from .output_kernel_functions import GAUSSIAN_KERNEL, power
 
 # divergence codes of .exact_pair_kernels.pair_pass: AB_BASE + branch
 AB_BASE = 30

@@ -34,9 +34,8 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
-from .exact_kernels import (GAUSSIAN_KERNEL, HEAVY_TAILED_KERNEL, KP_A, KP_ALPHA, KP_B,
-                            KP_GR_EPS, T_KERNEL, _row_d2, add_pair_forces, clear_chunk,
-                            reduce_chunks, umap_weight)
+from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
+from .output_kernel_dispatch import row_weights_grads
 
 # columns per block of plogp_cols (contiguous reads of each row's block)
 _COL_BLOCK = 64
@@ -47,33 +46,15 @@ def _row_weights(code, kp, scale, per_pair, d2, w, g, m):
     """``w[j] = w(s_j d2[j])`` and ``g[j] = s_j g(s_j d2[j])`` for ``j < m``, with ``s_j =
     scale[j]`` (``per_pair``) or ``scale[0]``; ``kp``: the kernel parameters
     (:func:`.exact_kernels.kernel_params`)."""
-    if code == T_KERNEL:  # g = w
-        for j in range(m):
-            s = scale[j] if per_pair else scale[0]
-            wj = 1.0 / (1.0 + s * d2[j])
-            w[j] = wj
-            g[j] = s * wj
-    elif code == GAUSSIAN_KERNEL:  # g = 1
-        for j in range(m):
-            s = scale[j] if per_pair else scale[0]
-            w[j] = math.exp(-(s * d2[j]))
-            g[j] = s
-    elif code == HEAVY_TAILED_KERNEL:  # g = 1 / (1 + alpha d2)
-        alpha = kp[KP_ALPHA]
-        inv_alpha = 1.0 / alpha
-        for j in range(m):
-            s = scale[j] if per_pair else scale[0]
-            ad2 = alpha * (s * d2[j])
-            w[j] = math.exp(-math.log1p(ad2) * inv_alpha)
-            g[j] = s / (1.0 + ad2)
-    else:  # UMAP's curve: g = b (1 - w) / (d2 + gr_eps)
-        a, b, gr_eps = kp[KP_A], kp[KP_B], kp[KP_GR_EPS]
-        for j in range(m):
-            s = scale[j] if per_pair else scale[0]
-            x = max(s * d2[j], 0.0)
-            wj = umap_weight(a, b, x)
-            w[j] = wj
-            g[j] = s * (b * (1.0 - wj) / (x + gr_eps))
+    if not per_pair and scale[0] == 1.0:
+        row_weights_grads(code, kp, d2, w, g, m)
+        return
+    x = g  # the scaled distances, then the gradient factors
+    for j in range(m):
+        x[j] = (scale[j] if per_pair else scale[0]) * d2[j]
+    row_weights_grads(code, kp, x, w, g, m)
+    for j in range(m):
+        g[j] *= scale[j] if per_pair else scale[0]
 
 
 @njit(cache=True, error_model="numpy")

@@ -26,28 +26,28 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
+# the output kernels, generated from their declarations (smallvis.methods.output_kernels)
+from .output_kernel_dispatch import row_weights, row_weights_grads, row_weights_inplace
+from .output_kernel_functions import (KP_A, KP_ALPHA, KP_B, KP_DOF, KP_GR_EPS, N_PARAMS,
+                                      T_KERNEL, t_grad, t_weight)
 
 N_CHUNKS = 32
 
-T_KERNEL, GAUSSIAN_KERNEL, HEAVY_TAILED_KERNEL, UMAP_KERNEL = 0, 1, 2, 3
-# w = 1 + d2 (g = -1/(1 + d2)); w = (alpha d2 + 1)^(-1/alpha) as a power, g = w^b (dhssne)
-INVERSE_T_KERNEL, POWER_HEAVY_KERNEL = 4, 5
-# slots of the kernel parameter vector ``kp`` (:func:`kernel_params`)
-KP_ALPHA, KP_A, KP_B, KP_GR_EPS = range(4)
 
-
-def kernel_params(alpha=1.0, a=1.0, b=1.0, gr_eps=0.0) -> np.ndarray:
-    """The kernel parameter vector ``kp`` of the kernels: the heavy-tailed kernel's ``alpha``; the
+def kernel_params(alpha=1.0, a=1.0, b=1.0, gr_eps=0.0, dof=1.0) -> np.ndarray:
+    """The kernel parameter vector ``kp`` of the kernels (slots ``KP_*``, in the order of
+    :data:`smallvis.methods.output_kernels.PARAMS`): the heavy-tailed kernel's ``alpha``; the
     UMAP curve's ``a``, ``b`` and its softening ``gr_eps``; the power form's ``alpha`` and the
-    exponent ``b`` of its gradient factor ``g = w^b``."""
-    kp = np.zeros(4)
-    kp[KP_ALPHA], kp[KP_A], kp[KP_B], kp[KP_GR_EPS] = alpha, a, b, gr_eps
+    exponent ``b`` of its gradient factor ``g = w^b``; the Student-t kernel's degrees of freedom
+    ``dof``."""
+    kp = np.zeros(N_PARAMS)
+    kp[KP_ALPHA], kp[KP_A], kp[KP_B], kp[KP_GR_EPS], kp[KP_DOF] = alpha, a, b, gr_eps, dof
     return kp
 
 
 def form_params(form) -> np.ndarray:
     """:func:`kernel_params` of a :class:`~smallvis.methods.base.FusedForm`."""
-    return kernel_params(form.alpha, form.a, form.b, form.gr_eps)
+    return kernel_params(form.alpha, form.a, form.b, form.gr_eps, form.dof)
 
 
 def chunk_bounds(n: int, chunks: int = N_CHUNKS) -> np.ndarray:
@@ -80,53 +80,10 @@ def _row_d2(Yt, i, d2):
 
 
 @njit(cache=True, error_model="numpy")
-def power(x, e):
-    """``x ** e`` as NumPy computes it for a scalar exponent: its special cases (``e`` = 1, 2, 0.5,
-    -1: the value itself, a square, a square root, a reciprocal), else ``pow``."""
-    if e == 1.0:
-        return x
-    if e == 2.0:
-        return x * x
-    if e == 0.5:
-        return math.sqrt(x)
-    if e == -1.0:
-        return 1.0 / x
-    return math.pow(x, e)
-
-
-@njit(cache=True, error_model="numpy")
-def umap_weight(a, b, x):
-    """UMAP's curve ``1 / (1 + a x^b)`` at ``x = max(d2, 0)`` (the dense engine's expression)."""
-    return 1.0 / (1.0 + a * math.pow(x, b)) if x > 0.0 else 1.0
-
-
-@njit(cache=True, error_model="numpy")
 def _row_weight_sum(code, kp, d2, m):
     """Sum of the output weights ``w(d2[j])`` for ``j < m`` (``d2[:m]`` is overwritten by them and
     summed with :func:`pairwise_sum`)."""
-    if code == T_KERNEL:
-        for j in range(m):
-            d2[j] = 1.0 / (1.0 + d2[j])
-    elif code == GAUSSIAN_KERNEL:
-        for j in range(m):
-            d2[j] = math.exp(-d2[j])
-    elif code == HEAVY_TAILED_KERNEL:
-        alpha = kp[KP_ALPHA]
-        inv_alpha = 1.0 / alpha
-        for j in range(m):
-            d2[j] = math.exp(-math.log1p(alpha * d2[j]) * inv_alpha)
-    elif code == INVERSE_T_KERNEL:
-        for j in range(m):
-            d2[j] = 1.0 + d2[j]
-    elif code == POWER_HEAVY_KERNEL:
-        alpha = kp[KP_ALPHA]
-        exponent = -1.0 / alpha
-        for j in range(m):
-            d2[j] = power(alpha * d2[j] + 1.0, exponent)
-    else:
-        a, b = kp[KP_A], kp[KP_B]
-        for j in range(m):
-            d2[j] = umap_weight(a, b, d2[j])
+    row_weights_inplace(code, kp, d2, m)
     return pairwise_sum(d2, m)
 
 
@@ -141,7 +98,7 @@ def _row_t2_weight_sum(Yt, i, w):
     for j in range(m):
         dx = a - y0[j]
         dy = b - y1[j]
-        w[j] = 1.0 / (1.0 + (dx * dx + dy * dy))
+        w[j] = t_weight(dx * dx + dy * dy)
     return pairwise_sum(w, m)
 
 
@@ -157,12 +114,13 @@ def _row_t2_forces(Yt, i, prow, inv_z, four_f, clamp, eps, q, g0, g1, t0s, t1s):
     for j in range(m):
         dx = a - y0[j]
         dy = b - y1[j]
-        w = 1.0 / (1.0 + (dx * dx + dy * dy))
+        d2 = dx * dx + dy * dy
+        w = t_weight(d2)
         qj = w * inv_z
         if clamp and qj < eps:
             qj = eps
         q[j] = qj
-        kk = (four_f * prow[j] - 4.0 * qj) * w
+        kk = (four_f * prow[j] - 4.0 * qj) * t_grad(d2, w)
         t0 = kk * dx
         t1 = kk * dy
         t0s[j] = t0
@@ -231,65 +189,21 @@ def kernel_total(Yt, code, kp, bounds, scratch):
 def _row_q_stiffness(code, kp, clamp, eps, inv_z, four_f, prow, d2, q, kk, m, want_grad):
     """``q[j] = w_ij / Z`` (floored at eps with ``clamp``) and, with ``want_grad``, the stiffness
     ``kk[j] = 4 (f P_ij - q_ij) g_ij`` for ``j < m`` (``prow``, ``d2``: the pairs of one row)."""
-    if code == T_KERNEL:  # g = w
+    if want_grad:
+        row_weights_grads(code, kp, d2, q, kk, m)  # w in q, g in kk
         for j in range(m):
-            w = 1.0 / (1.0 + d2[j])
-            qj = w * inv_z
+            qj = q[j] * inv_z
             if clamp and qj < eps:
                 qj = eps
             q[j] = qj
-            if want_grad:
-                kk[j] = (four_f * prow[j] - 4.0 * qj) * w
-    elif code == GAUSSIAN_KERNEL:  # g = 1
+            kk[j] = (four_f * prow[j] - 4.0 * qj) * kk[j]
+    else:
+        row_weights(code, kp, d2, q, m)
         for j in range(m):
-            qj = math.exp(-d2[j]) * inv_z
+            qj = q[j] * inv_z
             if clamp and qj < eps:
                 qj = eps
             q[j] = qj
-            if want_grad:
-                kk[j] = four_f * prow[j] - 4.0 * qj
-    elif code == HEAVY_TAILED_KERNEL:  # g = 1 / (1 + alpha d2)
-        alpha = kp[KP_ALPHA]
-        inv_alpha = 1.0 / alpha
-        for j in range(m):
-            ad2 = alpha * d2[j]
-            qj = math.exp(-math.log1p(ad2) * inv_alpha) * inv_z
-            if clamp and qj < eps:
-                qj = eps
-            q[j] = qj
-            if want_grad:
-                kk[j] = (four_f * prow[j] - 4.0 * qj) / (1.0 + ad2)
-    elif code == INVERSE_T_KERNEL:  # w = 1 + d2, g = -1 / (1 + d2)
-        for j in range(m):
-            w = 1.0 + d2[j]
-            qj = w * inv_z
-            if clamp and qj < eps:
-                qj = eps
-            q[j] = qj
-            if want_grad:
-                kk[j] = (four_f * prow[j] - 4.0 * qj) * (-1.0 / w)
-    elif code == POWER_HEAVY_KERNEL:  # dhssne's power form: g = w^b
-        alpha, b = kp[KP_ALPHA], kp[KP_B]
-        exponent = -1.0 / alpha
-        for j in range(m):
-            w = power(alpha * d2[j] + 1.0, exponent)
-            qj = w * inv_z
-            if clamp and qj < eps:
-                qj = eps
-            q[j] = qj
-            if want_grad:
-                kk[j] = (four_f * prow[j] - 4.0 * qj) * power(w, b)
-    else:  # UMAP's curve: g = b (1 - w) / (d2 + gr_eps)
-        a, b, gr_eps = kp[KP_A], kp[KP_B], kp[KP_GR_EPS]
-        for j in range(m):
-            x = max(d2[j], 0.0)
-            w = umap_weight(a, b, x)
-            qj = w * inv_z
-            if clamp and qj < eps:
-                qj = eps
-            q[j] = qj
-            if want_grad:
-                kk[j] = (four_f * prow[j] - 4.0 * qj) * (b * (1.0 - w) / (x + gr_eps))
 
 
 @njit(parallel=True, cache=True, error_model="numpy")

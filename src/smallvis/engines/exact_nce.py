@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from . import exact_nce_kernels as nk
+from .output_kernel_functions import UMAP_KERNEL
 
 
 def evaluate_nce(form, state, P, Y, f, ws, *, cost, grad, X2=None):
@@ -52,7 +53,7 @@ def evaluate_nce(form, state, P, Y, f, ws, *, cost, grad, X2=None):
 
     def guess():
         kp = kern.kernel_params(a=form.a, b=form.b)
-        log_z = math.log(kern.kernel_total(Yt, kern.UMAP_KERNEL, kp, ws.bounds,
+        log_z = math.log(kern.kernel_total(Yt, UMAP_KERNEL, kp, ws.bounds,
                                            ws("d2", chunks, n))) if n > 1 else 0.0
         return log_z - math.log(pos_sum) if pos_sum > 0 else log_z
 

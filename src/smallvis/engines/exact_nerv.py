@@ -23,7 +23,8 @@ def mixture_plan(method, state, form, n):
     """``(("mixture", form, (P, beta)), None)`` when the kernels serve ``form`` on this state, else
     ``(None, reason)``: a Gaussian kernel, P a C-ordered (n, n) float64 array, symmetric with a
     matrix-normalised Q (which takes no per-point precisions)."""
-    from .exact_kernels import GAUSSIAN_KERNEL, is_symmetric
+    from .exact_kernels import is_symmetric
+    from .output_kernel_functions import GAUSSIAN_KERNEL
 
     if form.divergence not in DIVERGENCES or form.kernel != GAUSSIAN_KERNEL:
         return None, f"its mixture form ({form.divergence}, kernel {form.kernel}) is not served"

@@ -24,7 +24,8 @@ import numpy as np
 from numba import prange
 
 from .._util.jit import njit
-from .exact_kernels import N_CHUNKS, T_KERNEL
+from .exact_kernels import N_CHUNKS
+from .output_kernel_functions import T_KERNEL
 from .radial_kernels import radial
 
 

@@ -1,6 +1,7 @@
 """Numba kernels of the approximate engines over the stored entries of a sparse P (CSR: ``indptr``,
 ``indices``, ``data``), for any output kernel of :mod:`.radial_kernels` (compiled on first use and
-cached on disk): the exact, pair-local half of every cost these engines serve.
+cached on disk): the exact, pair-local half of every cost these engines serve. The kernels are the
+radial declarations of :mod:`smallvis.methods.output_kernels` (a new one needs no edit here).
 
 Rows are independent (each row writes only its own outputs), so the results do not depend on the
 number of threads. Coordinates are at most three (the engines' limit), held in registers.

@@ -98,7 +98,9 @@ class FusedForm:
     ``(alpha d2 + 1)^(-1/alpha)``, 3 UMAP's curve ``1/(1 + a d2^b)`` (its gradient factor
     ``b (1 - w) / (d2 + gr_eps)``), 4 the inverse Student-t ``1 + d2`` (``g = -1/(1 + d2)``,
     g-SNE's global term), 5 the heavy-tailed kernel in dhssne's power form, alpha unfloored, with
-    ``g = w^b`` (``b = alpha`` but for dhssne's stale weights); ``clamp_q``: Q is floored at
+    ``g = w^b`` (``b = alpha`` but for dhssne's stale weights), 6 the Student-t kernel with
+    ``dof`` degrees of freedom ``(1 + d2/dof)^(-(dof + 1)/2)`` (the codes and functions of
+    :data:`smallvis.methods.output_kernels.KERNELS`); ``clamp_q``: Q is floored at
     ``eps`` (off the diagonal).
     ``normalisation``: Q normalised over the whole matrix (``"matrix"``) or per row (``"row"``);
     ``symmetric_p``: P is symmetric; ``scale``: a constant output precision, the kernel evaluated
@@ -126,6 +128,7 @@ class FusedForm:
     gr_eps: float = 0.0
     scale: float = 1.0
     point_weights: bool = False
+    dof: float = 1.0
     exaggerate_forces: bool = True
     fixed_z: bool = False
     input: str = "P"

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..affinity import scale_affinities, scale_sparse_affinities
 from ..io.distances import shift_origin, squared_distances
-from .kernels import HeavyTailed, StudentT
+from .kernels import Declared, HeavyTailed, StudentT
 from .base import EPS, FusedForm, Method, MethodSpec, StepRule, affinity_recipe, check_range
 from .divergences import plogp_constant
 from .sne import KLEmbedding
@@ -113,7 +113,7 @@ def t_weight_total(Y: np.ndarray) -> float:
     return total
 
 
-class PowerHeavyTailed(HeavyTailed):
+class PowerHeavyTailed(Declared):
     """The heavy-tailed kernel as the original's dhssne evaluates it: the literal power
     ``w = (alpha d^2 + 1)^(-1/alpha)`` and ``g = w^alpha``, with alpha unfloored.
 
@@ -124,19 +124,13 @@ class PowerHeavyTailed(HeavyTailed):
     alpha below 0.
     """
 
+    name = "heavy-tailed"
+    kernel_name = "power-heavy"
+    zero_grad_diagonal = True
+    errstate = dict(all="ignore")  # alpha <= 0 candidates may give inf/NaN: they lose
+
     def __init__(self, alpha: float):
-        self.alpha = float(alpha)
-
-    def weights(self, d2):
-        with np.errstate(all="ignore"):  # alpha <= 0 candidates may give inf/NaN: they lose
-            W = (self.alpha * d2 + 1.0) ** (-1.0 / self.alpha)
-        np.fill_diagonal(W, 0.0)
-        return W
-
-    def grad_factor(self, d2, W):
-        g = W ** self.alpha
-        np.fill_diagonal(g, 0.0)
-        return g
+        super().__init__(alpha=alpha, b=alpha)
 
 
 class DynamicHSSNE(KLEmbedding):

@@ -16,8 +16,8 @@ import numpy as np
 
 from ..affinity import AffinityRecipe
 from ..io.distances import squared_distances
-from .kernels import (Gaussian, HeavyTailed, OutputKernel, RowScaled, StudentT, UMAPCurve,
-                      Weighted)
+from .kernels import (Gaussian, HeavyTailed, OutputKernel, RowScaled, StudentT, StudentTDof,
+                      UMAPCurve, Weighted)
 from .base import EPS, FusedForm, Method, MethodSpec, StepRule, affinity_recipe, check_range
 from .divergences import KL, output_probabilities, plogp_constant
 
@@ -56,15 +56,14 @@ class KLEmbedding(Method):
         kernel, scale = self.kernel, 1.0  # bandwidth methods: evaluated at beta_i d2
         if type(kernel) is _ConstantBandwidth:
             kernel, scale = kernel.base, float(kernel.beta[0, 0])
-        code = {StudentT: 0, Gaussian: 1, HeavyTailed: 2, UMAPCurve: 3}.get(type(kernel))
-        if code is None:
+        if type(kernel) not in _FUSED_KERNELS:
             return None
-        curve = dict(a=kernel.a, b=kernel.b, gr_eps=kernel.gr_eps) if code == 3 else {}
-        return FusedForm(code, alpha=getattr(kernel, "alpha", 1.0), clamp_q=kernel.clamp_q,
+        code = kernel.decl.code  # the kernel's parameters by name (output_kernels.PARAMS)
+        return FusedForm(code, **kernel.params, clamp_q=kernel.clamp_q,
                          eps=self.eps, normalisation=self.divergence.normalisation,
                          symmetric_p=self.symmetric_p, scale=scale,
                          bandwidths=kind is BandwidthEmbedding,
-                         point_weights=kind is ImportanceEmbedding, **curve)
+                         point_weights=kind is ImportanceEmbedding)
 
     def export(self, state, name, Y):
         if name == "Q":
@@ -105,14 +104,21 @@ class ImportanceEmbedding(KLEmbedding):
 
 # the classes whose fused form is the KL of their kernel (not dhssne's search)
 _FUSED_CLASSES = (KLEmbedding, BandwidthEmbedding, ImportanceEmbedding)
+# the kernels they serve with it
+_FUSED_KERNELS = (StudentT, StudentTDof, Gaussian, HeavyTailed, UMAPCurve)
 
 
 def tsne(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", normalize=True,
-         row_normalize=True, eps=EPS):
+         row_normalize=True, eps=EPS, dof=1.0):
+    """t-SNE; ``dof``: the degrees of freedom of the Student-t output kernel
+    ``(1 + d^2/dof)^(-(dof + 1)/2)`` (1: the Cauchy kernel of t-SNE; below 1 heavier tails, more
+    separated clusters; large values approach SNE's Gaussian)."""
+    dof = check_range("tsne", "dof", dof, 0.0, lo_open=True)
     recipe = affinity_recipe(inp_kernel, symmetrize, row_normalize, normalize)
-    return KLEmbedding(recipe=recipe, kernel=StudentT(), perplexity=perplexity,
+    kernel = StudentT() if dof == 1.0 else StudentTDof(dof)
+    return KLEmbedding(recipe=recipe, kernel=kernel, perplexity=perplexity,
                        inp_kernel=recipe.kernel, symmetrize=recipe.symmetrize, normalize=normalize,
-                       row_normalize=row_normalize, eps=eps)
+                       row_normalize=row_normalize, eps=eps, dof=dof)
 
 
 def ssne(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric", eps=EPS):
@@ -197,10 +203,11 @@ SPECS = [
     MethodSpec("tsne", "sne", "t-SNE: KL(P||Q) with Student-t output weights "
                "(van der Maaten & Hinton 2008)",
                dict(perplexity=30.0, inp_kernel="gaussian", symmetrize="symmetric",
-                    normalize=True, row_normalize=True, eps=EPS), tsne,
+                    normalize=True, row_normalize=True, eps=EPS, dof=1.0), tsne,
                fd_variants=(dict(inp_kernel="knn"), dict(inp_kernel="exp"),
                             dict(inp_kernel="sigma"), dict(symmetrize="mutual"),
-                            dict(symmetrize="fuzzy"))),
+                            dict(symmetrize="fuzzy"), dict(dof=0.5), dict(dof=3.0),
+                            dict(dof=0.7, symmetrize="none"))),
     MethodSpec("ssne", "sne", "Symmetric SNE: KL(P||Q) with Gaussian output weights "
                "(Cook et al. 2007)", dict(_SYM), ssne, step=_GAUSSIAN_STEP),
     MethodSpec("hssne", "sne", "Heavy-tailed symmetric SNE: output (alpha d2 + 1)^(-1/alpha), "

@@ -4,9 +4,10 @@ A fitted :class:`~smallvis.api.model.Model` keeps what the run needs to be conti
 :func:`smallvis_transform` maps the new rows with the fit's constants, starts each new point at the
 median of its nearest training points' coordinates (in the input space), and runs **the same method, on the same engine**, on the training and new points
 together with the training coordinates frozen: only the new points move, under the method's own
-cost on the joint data (its affinities calibrated on the joint data, the new points' neighbours
-among training and new points alike), without exaggeration. So every method and every engine that
-can fit can also transform; see docs/transform.md.
+cost on the joint data (the new points' neighbours among training and new points alike; on the
+kNN-graph engines the training rows keep the fit's neighbours and kernel values and only the new
+rows are calibrated, and the engine computes only the new rows' gradient), without exaggeration.
+So every method and every engine that can fit can also transform; see docs/transform.md.
 """
 
 from __future__ import annotations

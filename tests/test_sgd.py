@@ -226,7 +226,8 @@ def test_umap_kernel_moves_along_the_gradient_of_its_objective():
     Y0 = Y.copy()
     tails = np.zeros((2, 2, 2))
     kern.umap_epoch(Y, Y.copy(), tails, indptr, indices, eps, np.ones(2), eps / M, np.zeros(2),
-                    block_starts(2), a, b, gamma, 0.0, lr, 1, np.uint64(5))
+                    block_starts(2), a, b, gamma, 0.0, lr, 1, np.uint64(5),
+                    np.zeros(0, dtype=bool))
     assert np.any(tails != 0)  # each point's block pulled the other one: deferred
     kern.apply_tails(Y, tails)
     assert not np.any(tails)

@@ -85,6 +85,26 @@ def _csr(rows_idx: np.ndarray, vals: np.ndarray, n: int) -> sparse.csr_matrix:
     return P
 
 
+def _fitted_rows(data: InputData) -> int:
+    """How many leading rows have kernel values from a fit (``data.fitted_V``; 0: none)."""
+    return 0 if data.fitted_V is None else int(data.fitted_V.shape[0])
+
+
+def _stitched(data: InputData, idx: np.ndarray, vals: np.ndarray) -> sparse.csr_matrix:
+    """The fitted rows' kernel values (``data.fitted_V``) on top of the rows after them (``idx``,
+    ``vals``: their neighbours and values, one row each), as one (n, n) CSR matrix (zero diagonal, no
+    explicit zeros)."""
+    n, fit = data.n, _fitted_rows(data)
+    F = data.fitted_V
+    top = sparse.csr_matrix((F.data, F.indices, F.indptr), shape=(fit, n))
+    rows = np.repeat(np.arange(fit, n), idx.shape[1])
+    vals = np.where(idx.ravel() == rows, 0.0, np.asarray(vals, dtype=np.float64).ravel())
+    new = sparse.csr_matrix((vals, (rows - fit, idx.ravel())), shape=(n - fit, n))
+    new.sum_duplicates()
+    new.eliminate_zeros()
+    return sparse.vstack([top, new], format="csr")
+
+
 def _sparse_gaussian(data: InputData, perplexity, kernel: str, knn_method, random_state):
     n = data.n
     U = check_perplexity(perplexity, n)
@@ -98,6 +118,9 @@ def _sparse_gaussian(data: InputData, perplexity, kernel: str, knn_method, rando
     # the original's quirk (see _kernel_gaussian): precomputed distances are not squared by "gaussian"
     squared = _SQUARED[kernel] and not (kernel == "gaussian" and data.gaussian_unsquared)
     idx, dist = data.neighbors(k, method=knn_method, random_state=random_state)
+    fit = _fitted_rows(data)
+    if fit:  # a transform: only the new rows are calibrated, the fitted rows keep their values
+        idx, dist, U = idx[fit:], dist[fit:], U[fit:]
     D = dist * dist if squared else np.array(dist, dtype=np.float64)
     W, beta, dint, failed = calibrate_knn_rows(D, U)
     ok = ~failed
@@ -116,6 +139,8 @@ def _sparse_gaussian(data: InputData, perplexity, kernel: str, knn_method, rando
             RuntimeWarning,
             stacklevel=3,
         )
+    if fit:
+        return _stitched(data, idx, W), None, None, n_failed
     return _csr(idx, W, n), beta, dint, n_failed
 
 
@@ -130,6 +155,9 @@ def _sparse_knn(data: InputData, perplexity, knn_method, random_state):
     k = _check_k(perplexity, data.n, "perplexity")
     idx, _ = data.neighbors(k, method=knn_method, random_state=random_state)
     logger.info("kNN affinities: weight 1 on the %d nearest neighbours of %d points", k, data.n)
+    fit = _fitted_rows(data)
+    if fit:
+        return _stitched(data, idx[fit:], np.ones(idx[fit:].shape))
     return _csr(idx, np.ones(idx.shape), data.n)
 
 
@@ -139,6 +167,11 @@ def _sparse_skd(data: InputData, perplexity, knn_method, random_state):
     others, odist = data.neighbors(k - 1, method=knn_method, random_state=random_state)
     idx = np.concatenate([np.arange(n, dtype=np.int64)[:, None], others], axis=1)
     dist = np.concatenate([np.zeros((n, 1)), odist], axis=1)
+    fit = _fitted_rows(data)
+    if fit:  # a transform: the new rows' bandwidths only
+        # indices shifted to the new rows' own numbering: the core finds each row's self by it
+        sigma, rho, vals, converged = smooth_knn_core(idx[fit:] - fit, dist[fit:])
+        return _stitched(data, idx[fit:], vals)
     sigma, rho, vals, converged = smooth_knn_core(idx, dist)
     logger.info("Smooth kNN distances for k = %d (%d points, sparse): sigma min %.4g, median %.4g, "
                 "max %.4g", k, n, sigma.min(), np.median(sigma), sigma.max())

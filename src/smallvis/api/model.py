@@ -43,6 +43,10 @@ class Model:
     # the fit's neighbours of each training point among the training points (sparse-P engines):
     # a transform reuses them and searches only the new points' neighbours
     neighbors: tuple | None = None
+    # the fit's un-normalised input kernel values of the training points (CSR (n, n), sparse-P
+    # engines): a transform reuses these rows and calibrates only the new points' (None: models
+    # saved before, or runs without them, calibrate every row again)
+    kernel_rows: object = None
 
     @property
     def n(self) -> int:
@@ -53,8 +57,9 @@ class Model:
         self.__dict__.update(state)
 
 
-def build_model(X_raw, data, config: RunConfig, result) -> Model:
-    """The model of a finished run: ``X_raw`` the input as given, ``data`` what the run embedded."""
+def build_model(X_raw, data, config: RunConfig, result, state=None) -> Model:
+    """The model of a finished run: ``X_raw`` the input as given, ``data`` what the run embedded,
+    ``state`` the method's state (its sparse kernel values are kept for a transform)."""
     if data.precomputed:
         raise ValueError("ret_extra 'model': a run on a precomputed distance matrix cannot place new "
                          "points from coordinates; fit on the coordinates instead")
@@ -75,4 +80,16 @@ def build_model(X_raw, data, config: RunConfig, result) -> Model:
                  input_map=input_map, arguments=arguments, engine=engine,
                  info={"method": result.method, "engine": result.engine,
                        "eta": result.opt.get("eta")},
-                 neighbors=data.known_neighbors())
+                 neighbors=data.known_neighbors(), kernel_rows=_kernel_rows(data, state))
+
+
+def _kernel_rows(data, state):
+    """The fit's sparse input kernel values (CSR, int32 indices) when its neighbours are kept."""
+    from scipy import sparse
+
+    V = getattr(getattr(state, "affinities", None), "V", None)
+    if V is None or not sparse.issparse(V) or data.known_neighbors() is None:
+        return None
+    V = sparse.csr_matrix(V, dtype=np.float64)
+    return sparse.csr_matrix((V.data, V.indices.astype(np.int32), V.indptr.astype(np.int32)),
+                             shape=V.shape)

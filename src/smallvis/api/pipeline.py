@@ -33,13 +33,16 @@ EXTRA_NAMES = ("X", "P", "Q", "DX", "DY", "V", "beta", "dint", "adegin", "adegou
                "pdeg", "alpha", "geo", "logZ", "idp", "model")
 
 
-def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None, neighbors=None):
+def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None, neighbors=None,
+          fitted_V=None):
     """Run ``config`` on ``X``: the coordinates (n, k), or a :class:`SmallVisResult` when
     ``config.output.ret_extra`` asks for one.
 
     ``frozen`` (transform, :mod:`.transform`): a boolean mask of the rows that keep the coordinates
     of the ``Y_init`` matrix; the others are optimised against them, and nothing is recentred;
-    ``neighbors``: ``(indices, distances)`` known in advance, read by any neighbour search."""
+    ``neighbors``: ``(indices, distances)`` known in advance, read by any neighbour search;
+    ``fitted_V``: the leading rows' sparse input kernel values (a transform's fitted points),
+    reused by the sparse calibration, which then calibrates only the rows after them."""
     start = time.perf_counter()
     rng = as_generator(config.random_state)
     k, mc, inp = config.k, config.method, config.input
@@ -61,6 +64,7 @@ def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None, neighbors=N
         source=source)
     if neighbors is not None:
         data.set_neighbors(*neighbors)
+    data.fitted_V = fitted_V
     n = data.n
     if inp.y is not None:
         _set_labels(data, inp.y, inp.target_weight, m, inp.target_metric)
@@ -102,7 +106,7 @@ def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None, neighbors=N
     if "model" in extras:  # what smallvis_transform needs to place new points next to these
         from .model import build_model
 
-        res.extras["model"] = build_model(X, data, config, res)
+        res.extras["model"] = build_model(X, data, config, res, run["state"])
     return res
 
 

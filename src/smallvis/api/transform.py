@@ -4,9 +4,10 @@ A fitted :class:`~smallvis.api.model.Model` keeps what the run needs to be conti
 :func:`smallvis_transform` maps the new rows with the fit's constants, starts each new point at the
 median of its nearest training points' coordinates (in the input space), and runs **the same method, on the same engine**, on the training and new points
 together with the training coordinates frozen: only the new points move, under the method's own
-cost on the joint data (its affinities calibrated on the joint data, the new points' neighbours
-among training and new points alike), without exaggeration. So every method and every engine that
-can fit can also transform; see docs/transform.md.
+cost on the joint data (the new points' neighbours among training and new points alike; on the
+kNN-graph engines the training rows keep the fit's neighbours and kernel values and only the new
+rows are calibrated, and the engine computes only the new rows' gradient), without exaggeration.
+So every method and every engine that can fit can also transform; see docs/transform.md.
 """
 
 from __future__ import annotations
@@ -118,7 +119,8 @@ def _transform(model: Model, Xn: np.ndarray, *, max_iter, random_state, verbose,
         joint = np.vstack([model.X, Xn])
     seed = model.arguments.get("random_state") if random_state is None else random_state
     rng = np.random.default_rng(seed if seed is not None else 0)
-    start = np.vstack([model.Y, start_positions(model, Xn, rng)])
+    neighbors, nearest = new_neighbors(model, Xn)
+    start = np.vstack([model.Y, start_positions(model, Xn, rng, nearest)])
     frozen = np.zeros(n + m, dtype=bool)
     frozen[:n] = True
     stochastic = _engine_name(model.engine) == "sgd"
@@ -136,8 +138,10 @@ def _transform(model: Model, Xn: np.ndarray, *, max_iter, random_state, verbose,
         arguments["eta"] = SGD_RATE * float(model.info["eta"])
     logger.info("transform: %d new points next to %d fitted ones, %s, %d %s", m, n,
                 model.info.get("method"), max_iter, "epochs" if stochastic else "iterations")
+    # the fitted rows' kernel values are reused where the fitted rows keep their neighbours
+    fitted_V = getattr(model, "kernel_rows", None) if neighbors is not None else None
     res = embed(joint, RunConfig.from_arguments(**arguments), frozen=frozen,
-                neighbors=joint_neighbors(model, joint))
+                neighbors=neighbors, fitted_V=fitted_V)
     Y = np.ascontiguousarray(res.Y[n:])
     if not ret_extra:
         return Y
@@ -145,45 +149,49 @@ def _transform(model: Model, Xn: np.ndarray, *, max_iter, random_state, verbose,
     return res
 
 
-def joint_neighbors(model: Model, joint: np.ndarray):
-    """The joint data's neighbours when the fit found its own (the sparse-P engines): the fitted
-    points keep theirs, the new points' are searched among all points (brute force, in blocks).
-    None otherwise (the run then searches, or computes all distances, as a fit does)."""
+def new_neighbors(model: Model, Xn):
+    """One search of the new points' neighbours: ``(joint, nearest)``.
+
+    ``joint``: the joint data's neighbours when the fit found its own (the sparse-P engines), the
+    fitted points keeping theirs and each new point's ``k`` nearest among the fitted and the other
+    new points; None otherwise (the run then searches, or computes all distances, as a fit does).
+    ``nearest`` (m, ``START_NEIGHBOURS``): each new point's nearest fitted points, for its start.
+    Both come from the same search of the new points among the fitted ones (brute force in blocks
+    for Euclidean coordinates, :func:`~smallvis.io.neighbors.query_neighbors` otherwise), merged
+    with a search among the new points."""
+    k_start = min(START_NEIGHBOURS, model.n)
+    k = 0 if model.neighbors is None else model.neighbors[0].shape[1]
+    d_fit, i_fit = _search(model, Xn, model.X, min(max(k, k_start), model.n))
+    nearest = i_fit[:, :k_start]
     if model.neighbors is None:
-        return None
-    from sklearn.neighbors import NearestNeighbors
-
+        return None, nearest
     idx, dist = model.neighbors
-    n, k = idx.shape
-    metric = model_metric(model)
-    if metric.euclidean and not _is_sparse(joint):
-        new_dist, new_idx = NearestNeighbors(n_neighbors=k + 1, algorithm="brute").fit(
-            joint).kneighbors(joint[n:])
-    else:
-        new_idx, new_dist = query_neighbors(joint[n:], joint, k + 1, metric)
-    rows = np.arange(n, joint.shape[0])[:, None]
-    self_hit = new_idx == rows  # the point itself, usually first: drop it (else the farthest)
-    drop = np.where(self_hit.any(axis=1), self_hit.argmax(axis=1), k)
-    keep = np.ones_like(new_idx, dtype=bool)
-    keep[np.arange(len(drop)), drop] = False
-    new_idx = new_idx[keep].reshape(-1, k)
-    new_dist = new_dist[keep].reshape(-1, k)
-    return (np.vstack([idx, new_idx]).astype(idx.dtype, copy=False),
-            np.vstack([dist, new_dist]))
+    n, m = model.n, Xn.shape[0]
+    d_new, i_new = _search(model, Xn, Xn, min(k + 1, m))
+    i_new = i_new + n
+    d_new = np.where(i_new == np.arange(n, n + m)[:, None], np.inf, d_new)  # the point itself
+    D = np.hstack([d_fit[:, :k], d_new])
+    I = np.hstack([i_fit[:, :k], i_new])
+    order = np.argsort(D, axis=1, kind="stable")[:, :k]  # ties: fitted points, lower index first
+    new_idx = np.take_along_axis(I, order, axis=1)
+    new_dist = np.take_along_axis(D, order, axis=1)
+    return ((np.vstack([idx, new_idx]).astype(idx.dtype, copy=False), np.vstack([dist, new_dist])),
+            nearest)
 
 
-def start_positions(model: Model, Xn: np.ndarray, rng) -> np.ndarray:
-    """Each new point at the median coordinates of its nearest training points (input space), with a
-    jitter of 1e-4 of the embedding's spread so that identical new points do not coincide."""
-    from sklearn.neighbors import NearestNeighbors
+def _search(model: Model, Q, X, k: int):
+    """``(distances, indices)`` (len(Q), k) of each row of ``Q``'s ``k`` nearest rows of ``X``."""
+    idx, dist = query_neighbors(Q, X, k, model_metric(model))
+    return dist, idx
 
-    k = min(START_NEIGHBOURS, model.n)
-    metric = model_metric(model)
-    if metric.euclidean and not _is_sparse(model.X):
-        idx = NearestNeighbors(n_neighbors=k).fit(model.X).kneighbors(Xn, return_distance=False)
-    else:
-        idx = query_neighbors(Xn, model.X, k, metric)[0]
-    Y = np.median(model.Y[idx], axis=1)
+
+def start_positions(model: Model, Xn: np.ndarray, rng, nearest=None) -> np.ndarray:
+    """Each new point at the median coordinates of its nearest training points (input space;
+    ``nearest`` their indices when already found), with a jitter of 1e-4 of the embedding's spread
+    so that identical new points do not coincide."""
+    if nearest is None:
+        nearest = new_neighbors(model, Xn)[1]
+    Y = np.median(model.Y[nearest], axis=1)
     spread = float(np.std(model.Y)) or 1.0
     return Y + rng.normal(scale=1e-4 * spread, size=Y.shape)
 

@@ -64,6 +64,7 @@ KERNEL_CODES = radial_codes()
 
 _FORM_KEY = "_sparse_engine_form"
 _PLAN_KEY = "_sparse_engine_plan"
+MOVING_KEY = "_moving_rows"  # a transform's moving rows (SparseKLEngine.freeze)
 
 # pair evaluations per point in one kernel call (~3 perplexity neighbours, tree cells or
 # interpolation nodes): decides whether a run pays for threads (smallvis._util.parallel.fit_threads)
@@ -241,7 +242,32 @@ class SparseKLEngine:
             state.data[_FORM_KEY] = (form, csr_arrays(P), np.asarray(P.sum(axis=1)).ravel())
         return state.data[_FORM_KEY]
 
+    def freeze(self, method, state, moving: np.ndarray) -> bool:
+        """Evaluate only the rows where ``moving`` (bool, (n,)) is True (a transform: the fitted
+        points held still); True when this engine does so for ``method``, False when it will go on
+        evaluating every row (the caller then zeroes the frozen rows' gradient itself).
+
+        Served: the plain path (:func:`served_form`: t-SNE and its heavy-tailed relatives). The
+        gradient of a moving row is the full evaluation's: its attraction over its stored entries
+        (:func:`.attraction_kernels.attraction_rows`) and its repulsion from every point
+        (:meth:`repulsion_rows`); the frozen rows' gradient is zero; the per-point costs are those
+        of every row, with the ``Z`` of :meth:`repulsion_rows`."""
+        plan = approx_plan(method, state)[0]
+        if plan is None or plan.kind != "plain":
+            return False
+        moving = np.asarray(moving, dtype=bool)
+        state.data[MOVING_KEY] = np.ascontiguousarray(np.flatnonzero(moving), dtype=np.int64)
+        return True
+
     # -- the subclass's part --------------------------------------------------------------------
+    def repulsion_rows(self, Y: np.ndarray, code: int, alpha: float, forces: bool, eps: float,
+                       rows: np.ndarray, store: dict):
+        """``(Z, R_rows)``: :meth:`repulsion`'s ``Z`` and its ``R`` at ``rows`` only (m, k) (None
+        unless ``forces``); ``store`` a dict kept with the run (for sums that do not change while
+        the other rows are frozen). This default evaluates every row."""
+        Z, R = self.repulsion(Y, code, alpha, forces, eps)
+        return Z, (None if R is None else R[rows])
+
     def repulsion(self, Y: np.ndarray, code: int, alpha: float, forces: bool, eps: float = EPS):
         """``(Z, R)``: ``Z = sum_{i != j} w_ij`` and ``R`` (n, k) with
         ``R_i = sum_j w_ij^(1 + alpha) (y_i - y_j)`` (None unless ``forces``) for the Student-t or
@@ -273,7 +299,7 @@ class SparseKLEngine:
 
     def _evaluate_plain(self, method, state, Y, exaggeration=1.0, *, cost=True, grad=True):
         """KL with a symmetric P, a matrix-normalised Q and a Student-t or heavy-tailed kernel."""
-        from .attraction_kernels import attraction, attraction_cost
+        from .attraction_kernels import attraction, attraction_cost, attraction_rows
 
         form, (indptr, indices, data), rowsum = self._form(method, state)
         if not (cost or grad):
@@ -285,19 +311,66 @@ class SparseKLEngine:
         Y = np.ascontiguousarray(Y if root == 1.0 else root * Y, dtype=np.float64)
         n, k = Y.shape
         code, alpha = form.kernel, float(form.alpha)
-        Z, R = self.repulsion(Y, code, alpha, bool(grad), float(form.eps))
+        rows = state.data.get(MOVING_KEY)
+        if rows is None:
+            Z, R = self.repulsion(Y, code, alpha, bool(grad), float(form.eps))
+        else:
+            Z, R = self.repulsion_rows(Y, code, alpha, bool(grad), float(form.eps), rows,
+                                       state.data.setdefault("_frozen_sums", {}))
         G = pcost = None
-        if grad:
+        if grad and rows is not None:  # the moving rows only; the frozen rows' gradient is 0
+            A = np.empty((rows.shape[0], k))
+            attraction_rows(indptr, indices, data, Y, rows, code, alpha, A)
+            G = np.zeros((n, k))
+            G[rows] = 4.0 * (f * A - R / Z)
+            if root != 1.0:
+                G *= root
+        elif grad:
             A = np.empty((n, k))
             attraction(indptr, indices, data, Y, code, alpha, A)
             G = 4.0 * (f * A - R / Z)
             if root != 1.0:
                 G *= root
-        if cost:
+        if cost and rows is not None:
+            logw, plogp = _frozen_cost_terms(state, P=(indptr, indices, data), Y=Y, code=code,
+                                             alpha=alpha, rows=rows)
+        elif cost:
             logw, plogp = np.empty(n), np.empty(n)
             attraction_cost(indptr, indices, data, Y, code, alpha, logw, plogp)
+        if cost:
             # sum_j fP log(fP) - fP (log w - log Z)
             with np.errstate(divide="ignore"):
                 logf = np.log(f) if f > 0 else 0.0
             pcost = f * (plogp + logf * rowsum) - f * (logw - rowsum * np.log(Z))
         return pcost, G
+
+
+def _frozen_cost_terms(state, *, P, Y, code, alpha, rows):
+    """``(logw, plogp)`` of :func:`.attraction_kernels.attraction_cost` with the rows other than
+    ``rows`` frozen: the stored entries between two frozen points are summed once (their ``log w``
+    does not change) and only the entries with a moving end at each call (each row's sum is then
+    added in a different order: the same numbers up to rounding)."""
+    from scipy import sparse
+
+    from .attraction_kernels import attraction_cost, csr_arrays
+
+    store = state.data.setdefault("_frozen_sums", {})
+    n = Y.shape[0]
+    if "cost" not in store:
+        indptr, indices, data = P
+        M = sparse.csr_matrix((data, indices, indptr), shape=(n, n))
+        moving = np.zeros(n, dtype=bool)
+        moving[rows] = True
+        coo = M.tocoo()
+        dyn = moving[coo.row] | moving[coo.col]
+        def part(mask):
+            return csr_arrays(sparse.csr_matrix((coo.data[mask], (coo.row[mask], coo.col[mask])),
+                                                shape=(n, n)))
+        const, plogp = np.empty(n), np.empty(n)
+        attraction_cost(*part(~dyn), Y, code, alpha, const, np.empty(n))
+        attraction_cost(indptr, indices, data, Y, code, alpha, np.empty(n), plogp)
+        store["cost"] = (part(dyn), const, plogp)
+    dyn, const, plogp = store["cost"]
+    logw = np.empty(n)
+    attraction_cost(*dyn, Y, code, alpha, logw, np.empty(n))
+    return const + logw, plogp

@@ -94,3 +94,47 @@ def csr_arrays(P):
     return (np.ascontiguousarray(P.indptr, dtype=np.int64),
             np.ascontiguousarray(P.indices, dtype=np.int64),
             np.ascontiguousarray(P.data, dtype=np.float64))
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def attraction_rows(indptr, indices, data, Y, rows, code, alpha, A):
+    """:func:`attraction` for the rows ``rows`` only (a transform's moving points): ``A[r]`` (one
+    row per entry of ``rows``) is row ``rows[r]``'s attraction, each entry added in the same order,
+    so the numbers are :func:`attraction`'s."""
+    n, k = Y.shape
+    for r in prange(rows.shape[0]):
+        i = rows[r]
+        for d in range(k):
+            A[r, d] = 0.0
+        if k > 3:
+            for e in range(indptr[i], indptr[i + 1]):
+                j = indices[e]
+                d2 = 0.0
+                for d in range(k):
+                    diff = Y[i, d] - Y[j, d]
+                    d2 += diff * diff
+                pg = data[e] / (1.0 + d2) if code == T_KERNEL else data[e] / (1.0 + alpha * d2)
+                for d in range(k):
+                    A[r, d] += pg * (Y[i, d] - Y[j, d])
+            continue
+        y0 = Y[i, 0]
+        y1 = Y[i, 1] if k > 1 else 0.0
+        y2 = Y[i, 2] if k > 2 else 0.0
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            e0 = y0 - Y[j, 0]
+            e1 = y1 - Y[j, 1] if k > 1 else 0.0
+            e2 = y2 - Y[j, 2] if k > 2 else 0.0
+            d2 = e0 * e0 + e1 * e1 + e2 * e2
+            pg = data[e] / (1.0 + d2) if code == T_KERNEL else data[e] / (1.0 + alpha * d2)
+            a0 += pg * e0
+            a1 += pg * e1
+            a2 += pg * e2
+        A[r, 0] = a0
+        if k > 1:
+            A[r, 1] = a1
+        if k > 2:
+            A[r, 2] = a2

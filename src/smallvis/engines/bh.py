@@ -80,6 +80,34 @@ class BarnesHutEngine(SparseKLEngine):
                             code, alpha, forces, zrow, R)
         return float(zrow.sum()) + eps, (R if forces else None)
 
+    def repulsion_rows(self, Y, code, alpha, forces, eps, rows, store):
+        """``(Z, R_rows)`` with the other rows frozen: the tree of every point, traversed from
+        ``rows`` only (``R_rows`` is :meth:`repulsion`'s), and
+        ``Z = Z_FF + 2 sum_{i in rows} Z_i - Z_MM + eps`` with ``Z_FF`` the frozen points' own sum
+        (a tree of them alone, made once) and ``Z_MM`` the moving points' (a tree of them alone):
+        :meth:`repulsion`'s ``Z`` up to rounding with ``theta = 0``, otherwise each part is summarised
+        on its own tree (docs/deviations.md)."""
+        from . import bh_kernels as kern
+
+        n, k = Y.shape
+        moving = np.zeros(n, dtype=bool)
+        moving[rows] = True
+        key = ("Z_FF", code, alpha, eps)
+        if key not in store:
+            Yf = np.ascontiguousarray(Y[~moving])
+            store[key] = self.repulsion(Yf, code, alpha, False, eps)[0] - eps if len(Yf) > 1 \
+                else 0.0
+        tree = TreeSums(self.theta, Y, eps)
+        order = np.ascontiguousarray(tree.order[moving[tree.order]])
+        zrow = np.zeros(n)
+        R = np.zeros((n, k)) if forces else np.empty((0, k))
+        kern.repulsion_sums(tree.Y, tree.node, tree.skip, order, self.theta, eps, tree.tol,
+                            code, alpha, forces, zrow, R)
+        Ym = np.ascontiguousarray(Y[rows])
+        z_mm = self.repulsion(Ym, code, alpha, False, eps)[0] - eps if len(Ym) > 1 else 0.0
+        Z = store[key] + 2.0 * float(zrow[rows].sum()) - z_mm + eps
+        return Z, (R[rows] if forces else None)
+
     def radial(self, Y: np.ndarray, eps: float = EPS) -> "TreeSums":
         """The tree at ``Y``, answering :class:`~.approx_terms.Sums` requests (``TreeSums.sums``)."""
         return TreeSums(self.theta, Y, eps)

@@ -241,7 +241,8 @@ def preorder(children, count, com, leaf, side):
 def repulsion_sums(Y, node, skip, order, theta, eps, tol, code, alpha, want_forces, zrow, R):
     """Barnes-Hut sums for every point ``i`` (``k = Y.shape[1]`` in 1, 2, 3) over the preordered
     tree (``node``, ``skip`` of :func:`preorder`; points visited in ``order``, which each point's
-    sums do not depend on):
+    sums do not depend on; a part of ``order`` visits those points only, the other rows of ``zrow``
+    and ``R`` left as they were):
 
     ``zrow[i] = sum_c N_c w_c`` and, with ``want_forces``,
     ``R[i] = sum_c N_c w_c^(1 + alpha) (y_i - com_c)`` over the summarised nodes ``c``, with
@@ -253,11 +254,11 @@ def repulsion_sums(Y, node, skip, order, theta, eps, tol, code, alpha, want_forc
     The coordinates are held in three scalars (the missing ones 0), so the loop keeps everything
     in registers whatever k.
     """
-    n, k = Y.shape
+    k = Y.shape[1]
     m = skip.shape[0]
     theta2 = theta * theta
     inv_alpha = 1.0 / alpha
-    for t in prange(n):
+    for t in prange(order.shape[0]):  # every point, or a transform's moving ones
         i = order[t]
         y0 = Y[i, 0]
         y1 = Y[i, 1] if k > 1 else 0.0

@@ -81,6 +81,10 @@ class FFTEngine(SparseKLEngine):
 
     name = "fft"
     OPTIONS = ("knn", "n_interp", "min_intervals", "interval_size")
+    # a transform's repulsion (repulsion_rows): the frozen points' field made once, and the moving
+    # points' own repulsion from a Barnes-Hut tree with this theta
+    frozen_field = True
+    transform_theta = 0.5
 
     def __init__(self, knn: str = "auto", n_interp: int = 3, min_intervals: int = 50,
                  interval_size: float = 1.0):
@@ -131,6 +135,22 @@ class FFTEngine(SparseKLEngine):
     # -- the repulsion --------------------------------------------------------------------------
     def repulsion(self, Y: np.ndarray, code: int, alpha: float, forces: bool, eps: float = 0.0):
         """``(Z, R)`` by interpolation (see the module docstring); ``eps`` is not needed."""
+        return self._repulsion(Y, code, alpha, forces, None)
+
+    def repulsion_rows(self, Y, code, alpha, forces, eps, rows, store):
+        """``(Z, R_rows)`` with the rows other than ``rows`` frozen: with ``frozen_field`` (the
+        default) the frozen points' potentials on a fixed grid, made once, plus the moving points'
+        own sums from a Barnes-Hut tree of them with ``transform_theta``
+        (:mod:`.fft_frozen`; docs/deviations.md); else the grid of every point at every call,
+        interpolated back at ``rows`` only (:meth:`repulsion`'s numbers)."""
+        if self.frozen_field:
+            from .fft_frozen import frozen_repulsion
+
+            return frozen_repulsion(self, Y, code, alpha, forces, eps, rows, store,
+                                    self.transform_theta)
+        return self._repulsion(Y, code, alpha, forces, rows)
+
+    def _repulsion(self, Y, code, alpha, forces, rows):
         import numba
 
         from . import fft_kernels as kern
@@ -141,7 +161,8 @@ class FFTEngine(SparseKLEngine):
                              f"engine 'bh' (Barnes-Hut) or 'exact'")
         lo, hi = np.empty(k), np.empty(k)
         if not kern.bounding_box(Y, lo, hi):
-            return math.nan, (np.full((n, k), math.nan) if forces else None)
+            m = n if rows is None else rows.shape[0]
+            return math.nan, (np.full((m, k), math.nan) if forces else None)
         n_boxes, h, L = self.grid(float(np.max(hi - lo)), k)
         p = self.n_interp
         N, M = n_boxes * p, 2 * L
@@ -177,8 +198,13 @@ class FFTEngine(SparseKLEngine):
             return Z, None
         F *= _spectrum(w1a, k, workers)
         phi = _backward(F, N, M, workers)
-        R = np.empty((n, k))
-        (kern.gather_1d if k == 1 else kern.gather_2d)(cell, lw, phi, Yc, R)
+        gather = kern.gather_1d if k == 1 else kern.gather_2d
+        if rows is None:
+            R = np.empty((n, k))
+            gather(cell, lw, phi, Yc, R)
+        else:  # the same interpolation, at the moving rows only
+            R = np.empty((rows.shape[0], k))
+            gather(cell[rows], lw[rows], phi, Yc[rows], R)
         return Z, R
 
     def radial(self, Y: np.ndarray, eps: float = 0.0) -> "GridSums":

@@ -243,6 +243,16 @@ class SGDEngine:
         return Epochs(epoch_step, self.run_params(eta, n_epochs),
                       sgd if plan.forces == "nce" else None, rate=rate)
 
+    def freeze(self, method, state, moving: np.ndarray) -> bool:
+        """Hold the rows where ``moving`` is False still (a transform): True for the UMAP-style
+        forces (umap, tumap, largevis), whose epochs then sample only what moves a moving point
+        (:func:`.sgd_kernels.umap_epoch`); False for the others (the driver puts their frozen rows
+        back after each epoch). Call before :meth:`epochs`."""
+        if self.plan(method).forces != "umap":
+            return False
+        state.data.setdefault("sgd", {})["moving"] = np.ascontiguousarray(moving, dtype=np.bool_)
+        return True
+
     def run_params(self, eta, n_epochs) -> dict:
         """The settings ``res.opt`` reports."""
         return {"name": "sgd", "eta": float(eta), "n_epochs": n_epochs, **self.options()}
@@ -277,6 +287,7 @@ class SGDEngine:
         blocks = block_starts(P.shape[0])
         seed = sgd["seed"]
         sgd["negatives"] = negatives
+        moving = sgd.get("moving", np.zeros(0, dtype=np.bool_))
 
         tails = None
 
@@ -289,7 +300,7 @@ class SGDEngine:
             new = Y.copy()
             k.umap_epoch(new, Y, tails, P.indptr, P.indices, epochs_per_sample, next_sample,
                          epochs_per_negative, next_negative, blocks, plan.a, plan.b, repulsion,
-                         plan.gr_eps, lr, e, seed)
+                         plan.gr_eps, lr, e, seed, moving)
             k.apply_tails(new, tails)
             return new
 

@@ -103,20 +103,29 @@ def _move_tail(Y, tails, lo, hi, k, d, delta):
 @njit(parallel=True, cache=True)
 def umap_epoch(Y, Ysnap, tails, indptr, indices, epochs_per_sample, next_sample,
                epochs_per_negative, next_negative, block_starts, a, b, gamma, gr_eps, lr, epoch,
-               seed):
+               seed, moving):
     """One epoch of UMAP-style SGD: weight ``w = 1/(1 + a d^2b)``, attraction ``-log w`` on sampled
     edges (both ends move), repulsion ``-gamma log(1 - w)`` on uniformly drawn negatives (the head
     moves), each gradient coordinate clipped at 4. Edges are due when their clock ``next_sample``
     reaches ``epoch``. ``tails`` (blocks, n, dim), zero on entry, collects the moves of points other
-    blocks own: apply them with :func:`apply_tails`."""
+    blocks own: apply them with :func:`apply_tails`.
+
+    ``moving`` (bool, (n,)) holds the other points still (a transform): a frozen point neither
+    moves nor draws negatives, and its edges are sampled only to move a moving tail; empty: every
+    point moves."""
     n = Y.shape[0]
     dim = Y.shape[1]
+    held = moving.shape[0] > 0
     for blk in prange(block_starts.shape[0] - 1):
         lo = block_starts[blk]
         hi = block_starts[blk + 1]
         own_tails = tails[blk]
         for i in range(lo, hi):
             state = _stream(seed, epoch, i)
+            if held and not moving[i]:
+                _frozen_head(Y, Ysnap, own_tails, indptr, indices, epochs_per_sample,
+                             next_sample, lo, hi, a, b, lr, epoch, i, moving)
+                continue
             for e in range(indptr[i], indptr[i + 1]):
                 if next_sample[e] > epoch:
                     continue
@@ -129,7 +138,8 @@ def umap_epoch(Y, Ysnap, tails, indptr, indices, epochs_per_sample, next_sample,
                     for d in range(dim):
                         delta = lr * _clip(coef * (Y[i, d] - other[j, d]))
                         Y[i, d] += delta
-                        _move_tail(Y, own_tails, lo, hi, j, d, delta)
+                        if not held or moving[j]:
+                            _move_tail(Y, own_tails, lo, hi, j, d, delta)
                 next_sample[e] += epochs_per_sample[e]
                 n_neg = int((epoch - next_negative[e]) / epochs_per_negative[e])
                 for _ in range(n_neg):
@@ -142,6 +152,27 @@ def umap_epoch(Y, Ysnap, tails, indptr, indices, epochs_per_sample, next_sample,
                             Y[i, d] += lr * _clip(coef * (Y[i, d] - other[k, d]))
                 if n_neg > 0:
                     next_negative[e] += n_neg * epochs_per_negative[e]
+
+
+@njit(cache=True)
+def _frozen_head(Y, Ysnap, own_tails, indptr, indices, epochs_per_sample, next_sample, lo, hi,
+                 a, b, lr, epoch, i, moving):
+    """:func:`umap_epoch`'s due edges of a frozen point ``i``: only their moving tails move."""
+    dim = Y.shape[1]
+    for e in range(indptr[i], indptr[i + 1]):
+        if next_sample[e] > epoch:
+            continue
+        next_sample[e] += epochs_per_sample[e]
+        j = indices[e]
+        if not moving[j]:
+            continue
+        other = Y if lo <= j < hi else Ysnap
+        d2 = _dist2(Y, i, other, j)
+        if d2 > 0.0:
+            d2b = _pow_b(d2, b)
+            coef = -2.0 * a * b * (d2b / d2) / (1.0 + a * d2b)
+            for d in range(dim):
+                _move_tail(Y, own_tails, lo, hi, j, d, lr * _clip(coef * (Y[i, d] - other[j, d])))
 
 
 @njit(parallel=True, cache=True)

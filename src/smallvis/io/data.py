@@ -35,6 +35,9 @@ class InputData:
     # (:mod:`smallvis.affinity.supervised`); None for an unsupervised run
     labels: np.ndarray | None = None
     target_weight: float = 0.5
+    # transform: the fitted rows' un-normalised kernel values (CSR, the first rows of these points),
+    # which the sparse calibration reuses, calibrating only the rows after them
+    fitted_V: object = None
 
     @property
     def n(self) -> int:

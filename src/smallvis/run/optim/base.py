@@ -19,6 +19,11 @@ class Objective:
         # rows that do not move (transform: the reference points); their gradient is zero, so every
         # optimiser (momentum, gains, line searches, L-BFGS) leaves them where they are
         self.frozen = frozen
+        # an engine that can evaluate the moving rows alone is told which they are (the others'
+        # gradient then comes back zero, and their per-point costs as before)
+        freeze = getattr(engine, "freeze", None)
+        self.fast = bool(frozen is not None and freeze is not None
+                         and freeze(method, state, ~np.asarray(frozen, dtype=bool)))
 
     def _held(self, G: np.ndarray) -> np.ndarray:
         if self.frozen is not None:

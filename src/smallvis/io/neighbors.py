@@ -14,7 +14,6 @@ order is decided on those accurate distances (then on the index).
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
@@ -22,8 +21,9 @@ import numpy as np
 from .._util.log import logger
 from .._util.names import match_name
 from .distances import shift_origin
+from .knn_args import check_neighbors_k
 
-__all__ = ["EXACT_MAX_N", "KNN_METHODS", "nearest_neighbors"]
+__all__ = ["EXACT_MAX_N", "KNN_METHODS", "check_neighbors_k", "nearest_neighbors"]
 
 KNN_METHODS = ("auto", "exact", "nndescent")
 EXACT_MAX_N = 20_000  # "auto" searches exactly up to this many points (about 2.5 s at n = 20,000,
@@ -34,23 +34,6 @@ _BLOCK_BYTES = 64 * 2**20  # a block's float64 distance array stays at or below 
 
 
 # --- validation ----------------------------------------------------------------------------------
-
-
-def check_neighbors_k(k, n: int) -> int:
-    """``k`` nearest *other* points: a whole number with ``1 <= k <= n - 1``."""
-    if isinstance(k, np.ndarray) and k.ndim == 0:
-        k = k.item()
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Real):
-        raise ValueError(
-            f"k (number of nearest neighbours, the point itself excluded) must be a whole number "
-            f"between 1 and n - 1 = {n - 1} for n = {n} points; got {k!r}"
-        )
-    if not math.isfinite(k) or k != int(k) or not 1 <= k <= n - 1:
-        raise ValueError(
-            f"k (number of nearest neighbours, the point itself excluded) must be a whole number "
-            f"between 1 and n - 1 = {n - 1} for n = {n} points; got k = {k!r}"
-        )
-    return int(k)
 
 
 def _block_rows(n: int) -> int:

@@ -2,7 +2,9 @@
 
 :func:`nearest_neighbors` returns each point's ``k`` nearest *other* points, nearest first, with their
 Euclidean distances. The exact search works on blocks of rows, so its memory is O(block * n) rather
-than O(n^2); the approximate one uses pynndescent (an optional dependency, imported only when used).
+than O(n^2); the approximate ones are the library's own NN-descent (:mod:`smallvis.io.nndescent`:
+dense rows, the metrics it lists; cached kernels, reproducible with any thread count) and pynndescent
+(an optional dependency, imported only when used: sparse rows and the other metrics).
 
 Exact results equal :meth:`smallvis.io.data.InputData.knn` (a stable argsort of each dense distance
 row): ties are broken by the lower index. The squared distances of a block are computed as
@@ -25,9 +27,17 @@ from .knn_args import check_neighbors_k
 
 __all__ = ["EXACT_MAX_N", "KNN_METHODS", "check_neighbors_k", "nearest_neighbors"]
 
-KNN_METHODS = ("auto", "exact", "nndescent")
+KNN_METHODS = ("auto", "exact", "nndescent", "pynndescent")
 EXACT_MAX_N = 20_000  # "auto" searches exactly up to this many points (about 2.5 s at n = 20,000,
 # 50-D, 2 cores: less than pynndescent's compilation in a fresh process)
+
+
+def own_search_applies(X, metric) -> bool:
+    """Whether :func:`smallvis.io.nndescent.approximate_neighbors` searches ``X`` under ``metric``:
+    dense rows and one of its metrics."""
+    from .nndescent import METRICS
+
+    return not hasattr(X, "tocsr") and metric.name in METRICS
 
 _EPS = float(np.finfo(np.float64).eps)
 _BLOCK_BYTES = 64 * 2**20  # a block's float64 distance array stays at or below ~64 MB
@@ -291,18 +301,21 @@ def nearest_neighbors(X, k, *, precomputed: bool = False, method: str = "auto", 
         Neighbours per point, the point itself excluded: ``1 <= k <= n - 1``.
     precomputed : bool
         ``X`` is a distance matrix; neighbours are read from its rows (always exactly).
-    method : {"auto", "exact", "nndescent"}
-        ``"auto"`` searches exactly when ``n <= exact_max_n`` and with pynndescent otherwise.
-        ``"exact"`` is a blocked brute force (memory O(block * n)); ``"nndescent"`` is approximate and
-        needs pynndescent (without it the search falls back to exact, with a warning).
+    method : {"auto", "exact", "nndescent", "pynndescent"}
+        ``"auto"`` searches exactly when ``n <= exact_max_n``; above, with ``"nndescent"`` where it
+        applies (dense rows, a metric of :data:`smallvis.io.nndescent.METRICS`), else with
+        pynndescent. ``"exact"`` is a blocked brute force (memory O(block * n)); ``"nndescent"`` is
+        the library's approximate search (:func:`smallvis.io.nndescent.approximate_neighbors`; for
+        sparse rows or other metrics it hands over to pynndescent); ``"pynndescent"`` is
+        pynndescent's (without it the search falls back to exact, with a warning).
     random_state : None, int or numpy Generator
         Seed of the approximate search (a Generator is asked for an int seed).
     exact_max_n : int
         Largest ``n`` searched exactly by ``"auto"``.
     n_jobs : int or None
-        Threads for pynndescent.
+        Threads for pynndescent (the own search uses numba's thread count).
     metric : str, (name, kwds), callable or Metric
-        The input metric (:func:`smallvis.io.metric.resolve_metric`); pynndescent searches with
+        The input metric (:func:`smallvis.io.metric.resolve_metric`); the approximate searches use
         the same metric, and every distance returned is recomputed by :mod:`smallvis.io.metric`.
 
     Returns
@@ -339,7 +352,13 @@ def nearest_neighbors(X, k, *, precomputed: bool = False, method: str = "auto", 
         return _exact_matrix(D, k)
     if method == "auto":
         method = "exact" if n <= exact_max_n else "nndescent"
-    if method == "nndescent":
+    if method == "nndescent" and own_search_applies(X, metric):
+        from .nndescent import approximate_neighbors
+
+        logger.info("kNN: nndescent (the library's approximate search%s) for %d points, k = %d",
+                    _named(metric), n, k)
+        return approximate_neighbors(X, k, metric=metric, random_state=random_state)
+    if method in ("nndescent", "pynndescent"):
         try:
             import pynndescent
         except ImportError:
@@ -347,8 +366,8 @@ def nearest_neighbors(X, k, *, precomputed: bool = False, method: str = "auto", 
                            "back to exact brute force for %d points", n)
             method = "exact"
         else:
-            logger.info("kNN: pynndescent (approximate%s) for %d points, k = %d",
-                        _named(metric), n, k)
+            logger.info("kNN: pynndescent (approximate%s%s) for %d points, k = %d",
+                        _named(metric), ", sparse rows" if hasattr(X, "tocsr") else "", n, k)
             return _nndescent(X, k, random_state, n_jobs, pynndescent, metric)
     logger.info("kNN: exact brute force%s for %d points, k = %d", _named(metric), n, k)
     return _exact_coordinates(X, k) if dense_euclidean else _exact_metric(X, k, metric)

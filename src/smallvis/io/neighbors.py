@@ -290,7 +290,7 @@ def query_neighbors(A, B, k: int, metric=None) -> tuple[np.ndarray, np.ndarray]:
 
 
 def nearest_neighbors(X, k, *, precomputed: bool = False, method: str = "auto", random_state=None,
-                      exact_max_n: int = EXACT_MAX_N, n_jobs=None,
+                      exact_max_n: int | None = None, n_jobs=None,
                       metric="euclidean") -> tuple[np.ndarray, np.ndarray]:
     """Each point's ``k`` nearest other points and their distances (Euclidean unless ``metric``).
 
@@ -310,8 +310,8 @@ def nearest_neighbors(X, k, *, precomputed: bool = False, method: str = "auto", 
         pynndescent's (without it the search falls back to exact, with a warning).
     random_state : None, int or numpy Generator
         Seed of the approximate search (a Generator is asked for an int seed).
-    exact_max_n : int
-        Largest ``n`` searched exactly by ``"auto"``.
+    exact_max_n : int or None
+        Largest ``n`` searched exactly by ``"auto"`` (None: :data:`EXACT_MAX_N`).
     n_jobs : int or None
         Threads for pynndescent (the own search uses numba's thread count).
     metric : str, (name, kwds), callable or Metric
@@ -351,7 +351,8 @@ def nearest_neighbors(X, k, *, precomputed: bool = False, method: str = "auto", 
                     "k = %d", n, k)
         return _exact_matrix(D, k)
     if method == "auto":
-        method = "exact" if n <= exact_max_n else "nndescent"
+        limit = EXACT_MAX_N if exact_max_n is None else exact_max_n
+        method = "exact" if n <= limit else "nndescent"
     if method == "nndescent" and own_search_applies(X, metric):
         from .nndescent import approximate_neighbors
 

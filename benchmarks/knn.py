@@ -100,7 +100,7 @@ def main(argv=None):
                         row["compile"] = cold["fresh"] if cold else None
                 if row:
                     rows.append(row)
-                    print(f"done: {n} / {k} / {tool}", file=sys.stderr)
+                    print(f"done: {json.dumps(row)}", file=sys.stderr, flush=True)
     print(f"{os.cpu_count()} CPUs, load average (1, 5, 15 min) at the end: "
           f"{', '.join(f'{v:.1f}' for v in os.getloadavg())}")
     print("| n | k | search | compile s | fresh s | warm s | recall |")

@@ -104,7 +104,7 @@ def test_fallback_without_pynndescent(monkeypatch, caplog):
     monkeypatch.setitem(sys.modules, "pynndescent", None)  # import fails
     X = _grid()
     with caplog.at_level(logging.INFO, logger="smallvis"):
-        idx, _ = nearest_neighbors(X, 5, method="nndescent")
+        idx, _ = nearest_neighbors(X, 5, method="pynndescent")
     assert "pynndescent is not installed" in caplog.text
     np.testing.assert_array_equal(idx, InputData(X).knn(5))
 
@@ -151,14 +151,14 @@ def test_seed_conversion():
 
 
 @pytest.mark.slow
-def test_nndescent_recall_and_reproducible():
+def test_pynndescent_recall_and_reproducible():
     """pynndescent compiles for ~20 s on first use in a process: one test does all the checks."""
     pytest.importorskip("pynndescent")
     rng = np.random.default_rng(0)
     centres = rng.normal(scale=6, size=(10, 8))
     X = centres[rng.integers(0, 10, 3000)] + rng.normal(size=(3000, 8))
     exact, exact_d = nearest_neighbors(X, 15, method="exact")
-    idx, dist = nearest_neighbors(X, 15, method="nndescent", random_state=42)
+    idx, dist = nearest_neighbors(X, 15, method="pynndescent", random_state=42)
     assert idx.shape == (3000, 15) and idx.dtype == np.int64 and dist.dtype == np.float64
     assert not np.any(idx == np.arange(3000)[:, None])
     assert np.all(np.diff(dist, axis=1) >= 0)
@@ -167,15 +167,15 @@ def test_nndescent_recall_and_reproducible():
     recall = np.mean([np.intersect1d(a, b).size for a, b in zip(idx, exact)]) / 15
     assert recall >= 0.95
     # pynndescent is deterministic for a fixed seed; a Generator is turned into a seed
-    again = nearest_neighbors(X, 15, method="nndescent", random_state=42)
+    again = nearest_neighbors(X, 15, method="pynndescent", random_state=42)
     np.testing.assert_array_equal(idx, again[0])
     np.testing.assert_array_equal(dist, again[1])
-    g1 = nearest_neighbors(X, 15, method="nnd", random_state=np.random.default_rng(7))
-    g2 = nearest_neighbors(X, 15, method="nnd", random_state=np.random.default_rng(7))
+    g1 = nearest_neighbors(X, 15, method="pynn", random_state=np.random.default_rng(7))
+    g2 = nearest_neighbors(X, 15, method="pynn", random_state=np.random.default_rng(7))
     np.testing.assert_array_equal(g1[0], g2[0])
     # duplicated points: the point itself is dropped wherever pynndescent lists it
     Xd = np.vstack([X[:500], X[:40], X[:40]])
-    idx, dist = nearest_neighbors(Xd, 5, method="nndescent", random_state=1)
+    idx, dist = nearest_neighbors(Xd, 5, method="pynndescent", random_state=1)
     assert not np.any(idx == np.arange(len(Xd))[:, None])
     assert np.all(dist[:40, :2] == 0.0)  # each of the first 40 has two exact copies
     assert np.all(np.sort(idx, axis=1)[:, 1:] != np.sort(idx, axis=1)[:, :-1])

@@ -72,7 +72,7 @@ def nngaussian_affinities(data: InputData, perplexity, *, knn_method: str = "exa
         Coordinates or a precomputed distance matrix.
     perplexity : float or array (n,)
         ``U``; at most ``n - 1``. Per-point values share ``k = floor(3 max U)``.
-    knn_method : {"exact", "auto", "nndescent"}
+    knn_method : {"exact", "auto", "nndescent", "pynndescent"}
         Neighbour search (:meth:`InputData.neighbors`).
     random_state : None, int or numpy Generator
         Seed of the approximate neighbour search.

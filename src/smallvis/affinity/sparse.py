@@ -2,8 +2,8 @@
 
 :func:`sparse_affinities` follows :func:`smallvis.affinity.input_affinities` step by step (input
 kernel, row step, symmetrisation, matrix normalisation, optional second row normalisation) but never
-forms an (n, n) array: the neighbours come from :meth:`InputData.neighbors` (exact blocked search or
-pynndescent) and every later step works on the sparse matrix.
+forms an (n, n) array: the neighbours come from :meth:`InputData.neighbors` (exact blocked search, or
+an approximate one above 20,000 points) and every later step works on the sparse matrix.
 
 Kernels:
 
@@ -254,7 +254,7 @@ def sparse_affinities(data: InputData, perplexity, recipe, *, knn_method: str = 
     recipe : AffinityRecipe
         Kernel and scaling steps, as for :func:`input_affinities`. The ``sigma`` kernel has no sparse
         version; the ``"independent"`` calibration is replaced by the R-path calibration.
-    knn_method : {"auto", "exact", "nndescent"}
+    knn_method : {"auto", "exact", "nndescent", "pynndescent"}
         Neighbour search (see :func:`smallvis.io.neighbors.nearest_neighbors`).
     random_state : None, int or numpy Generator
         Seed of the approximate neighbour search.

@@ -152,7 +152,7 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         - ``"bh"``: Barnes-Hut (1-D, 2-D, 3-D output; option ``theta``, default 0.5, 0 = exact) and
           ``"fft"``: FIt-SNE interpolation (1-D, 2-D; options ``n_interp``, ``min_intervals``,
           ``interval_size``), for the t-SNE family (KL with a Student-t or heavy-tailed kernel: tsne,
-          hssne, ...) on a kNN-restricted P; option ``knn`` ("auto", "exact", "nndescent").
+          hssne, ...) on a kNN-restricted P; option ``knn`` ("auto", "exact", "nndescent", "pynndescent").
         - ``"sgd"``: the edge-sampling, negative-sampling SGD of LargeVis/UMAP/NCVis, for largevis,
           umap, tumap and ncvis, the same sampling of ee's and tee's costs, and SGD-MDS over sampled
           pairs for mmds, smmds and sammon; options ``negative_sample_rate`` (SGD-MDS: pairs per

@@ -308,7 +308,7 @@ def _barnes_hut_tsne(m, method, engine, *, theta, inp_kernel, nn):
     _, params, _ = split_spec(method)
     kernel = inp_kernel if inp_kernel is not None else params.get("inp_kernel", "nngaussian")
     m.recipe = dataclasses.replace(m.recipe, kernel=kernel)
-    # no nn: "auto" (exact up to 20,000 points: faster than compiling pynndescent, and exact)
+    # no nn: "auto" (exact up to 20,000 points, the library's NN-descent above)
     knn = "auto" if nn is None else {"approximate": "nndescent", "exact": "exact"}[
         match_name(nn, ("approximate", "exact"), "nn")]
     logger.info("bh=True: Barnes-Hut t-SNE, theta = %g, input kernel %s, %s neighbours", theta,

@@ -182,7 +182,7 @@ class SparseKLEngine:
     def __init__(self, knn: str = "auto"):
         from .._util.names import match_name
 
-        self.knn = match_name(knn, ("auto", "exact", "nndescent"), f"engine {self.name!r} option knn")
+        self.knn = match_name(knn, ("auto", "exact", "nndescent", "pynndescent"), f"engine {self.name!r} option knn")
 
     # -- set-up ---------------------------------------------------------------------------------
     def plan(self, method):

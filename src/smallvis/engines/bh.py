@@ -53,7 +53,7 @@ class BarnesHutEngine(SparseKLEngine):
     theta : float
         The accuracy/speed trade-off: a cell is summarised when its side is below ``theta`` times
         its distance to the point (0: no summaries, exact up to ``eps``).
-    knn : {"auto", "exact", "nndescent"}
+    knn : {"auto", "exact", "nndescent", "pynndescent"}
         How the neighbours of the sparse P are found.
     """
 

@@ -70,7 +70,7 @@ class FFTEngine(SparseKLEngine):
     Parameters
     ----------
     knn : str
-        Neighbour search for the sparse P: ``auto``, ``exact`` or ``nndescent``.
+        Neighbour search for the sparse P: ``auto``, ``exact``, ``nndescent`` or ``pynndescent``.
     n_interp : int
         Interpolation nodes per interval and dimension (1 to 20; default 3).
     min_intervals : int

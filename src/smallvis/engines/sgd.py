@@ -113,8 +113,8 @@ class SGDEngine:
 
     Options: ``negative_sample_rate`` (5; NCVis uses its own noise plan; SGD-MDS: pairs per point
     per epoch), ``repulsion_strength`` (alias ``gamma``; default: the method's, i.e. umap-learn's 1,
-    LargeVis's 7; UMAP-style forces only), ``knn`` (``"auto"``, ``"exact"`` or ``"nndescent"``: how
-    neighbours are found).
+    LargeVis's 7; UMAP-style forces only), ``knn`` (``"auto"``, ``"exact"``, ``"nndescent"`` or
+    ``"pynndescent"``: how neighbours are found).
     """
 
     name = "sgd"
@@ -129,7 +129,7 @@ class SGDEngine:
         rep = repulsion_strength if repulsion_strength is not None else gamma
         self.repulsion_strength = None if rep is None else _check_option(
             "repulsion_strength", rep, minimum=0)
-        self.knn = match_name(knn, ("auto", "exact", "nndescent"), "kNN method")
+        self.knn = match_name(knn, ("auto", "exact", "nndescent", "pynndescent"), "kNN method")
 
     def check(self, n: int) -> None:
         """Nothing to refuse: memory is O(n k)."""

@@ -2,7 +2,9 @@
 
 :func:`nearest_neighbors` returns each point's ``k`` nearest *other* points, nearest first, with their
 Euclidean distances. The exact search works on blocks of rows, so its memory is O(block * n) rather
-than O(n^2); the approximate one uses pynndescent (an optional dependency, imported only when used).
+than O(n^2); the approximate ones are the library's own NN-descent (:mod:`smallvis.io.nndescent`:
+dense rows, the metrics it lists; cached kernels, reproducible with any thread count) and pynndescent
+(an optional dependency, imported only when used: sparse rows and the other metrics).
 
 Exact results equal :meth:`smallvis.io.data.InputData.knn` (a stable argsort of each dense distance
 row): ties are broken by the lower index. The squared distances of a block are computed as
@@ -14,7 +16,6 @@ order is decided on those accurate distances (then on the index).
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
@@ -22,35 +23,27 @@ import numpy as np
 from .._util.log import logger
 from .._util.names import match_name
 from .distances import shift_origin
+from .knn_args import check_neighbors_k
 
-__all__ = ["EXACT_MAX_N", "KNN_METHODS", "nearest_neighbors"]
+__all__ = ["EXACT_MAX_N", "KNN_METHODS", "check_neighbors_k", "nearest_neighbors"]
 
-KNN_METHODS = ("auto", "exact", "nndescent")
+KNN_METHODS = ("auto", "exact", "nndescent", "pynndescent")
 EXACT_MAX_N = 20_000  # "auto" searches exactly up to this many points (about 2.5 s at n = 20,000,
 # 50-D, 2 cores: less than pynndescent's compilation in a fresh process)
+
+
+def own_search_applies(X, metric) -> bool:
+    """Whether :func:`smallvis.io.nndescent.approximate_neighbors` searches ``X`` under ``metric``:
+    dense rows and one of its metrics."""
+    from .nndescent import METRICS
+
+    return not hasattr(X, "tocsr") and metric.name in METRICS
 
 _EPS = float(np.finfo(np.float64).eps)
 _BLOCK_BYTES = 64 * 2**20  # a block's float64 distance array stays at or below ~64 MB
 
 
 # --- validation ----------------------------------------------------------------------------------
-
-
-def check_neighbors_k(k, n: int) -> int:
-    """``k`` nearest *other* points: a whole number with ``1 <= k <= n - 1``."""
-    if isinstance(k, np.ndarray) and k.ndim == 0:
-        k = k.item()
-    if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Real):
-        raise ValueError(
-            f"k (number of nearest neighbours, the point itself excluded) must be a whole number "
-            f"between 1 and n - 1 = {n - 1} for n = {n} points; got {k!r}"
-        )
-    if not math.isfinite(k) or k != int(k) or not 1 <= k <= n - 1:
-        raise ValueError(
-            f"k (number of nearest neighbours, the point itself excluded) must be a whole number "
-            f"between 1 and n - 1 = {n - 1} for n = {n} points; got k = {k!r}"
-        )
-    return int(k)
 
 
 def _block_rows(n: int) -> int:
@@ -297,7 +290,7 @@ def query_neighbors(A, B, k: int, metric=None) -> tuple[np.ndarray, np.ndarray]:
 
 
 def nearest_neighbors(X, k, *, precomputed: bool = False, method: str = "auto", random_state=None,
-                      exact_max_n: int = EXACT_MAX_N, n_jobs=None,
+                      exact_max_n: int | None = None, n_jobs=None,
                       metric="euclidean") -> tuple[np.ndarray, np.ndarray]:
     """Each point's ``k`` nearest other points and their distances (Euclidean unless ``metric``).
 
@@ -308,18 +301,21 @@ def nearest_neighbors(X, k, *, precomputed: bool = False, method: str = "auto", 
         Neighbours per point, the point itself excluded: ``1 <= k <= n - 1``.
     precomputed : bool
         ``X`` is a distance matrix; neighbours are read from its rows (always exactly).
-    method : {"auto", "exact", "nndescent"}
-        ``"auto"`` searches exactly when ``n <= exact_max_n`` and with pynndescent otherwise.
-        ``"exact"`` is a blocked brute force (memory O(block * n)); ``"nndescent"`` is approximate and
-        needs pynndescent (without it the search falls back to exact, with a warning).
+    method : {"auto", "exact", "nndescent", "pynndescent"}
+        ``"auto"`` searches exactly when ``n <= exact_max_n``; above, with ``"nndescent"`` where it
+        applies (dense rows, a metric of :data:`smallvis.io.nndescent.METRICS`), else with
+        pynndescent. ``"exact"`` is a blocked brute force (memory O(block * n)); ``"nndescent"`` is
+        the library's approximate search (:func:`smallvis.io.nndescent.approximate_neighbors`; for
+        sparse rows or other metrics it hands over to pynndescent); ``"pynndescent"`` is
+        pynndescent's (without it the search falls back to exact, with a warning).
     random_state : None, int or numpy Generator
         Seed of the approximate search (a Generator is asked for an int seed).
-    exact_max_n : int
-        Largest ``n`` searched exactly by ``"auto"``.
+    exact_max_n : int or None
+        Largest ``n`` searched exactly by ``"auto"`` (None: :data:`EXACT_MAX_N`).
     n_jobs : int or None
-        Threads for pynndescent.
+        Threads for pynndescent (the own search uses numba's thread count).
     metric : str, (name, kwds), callable or Metric
-        The input metric (:func:`smallvis.io.metric.resolve_metric`); pynndescent searches with
+        The input metric (:func:`smallvis.io.metric.resolve_metric`); the approximate searches use
         the same metric, and every distance returned is recomputed by :mod:`smallvis.io.metric`.
 
     Returns
@@ -355,8 +351,15 @@ def nearest_neighbors(X, k, *, precomputed: bool = False, method: str = "auto", 
                     "k = %d", n, k)
         return _exact_matrix(D, k)
     if method == "auto":
-        method = "exact" if n <= exact_max_n else "nndescent"
-    if method == "nndescent":
+        limit = EXACT_MAX_N if exact_max_n is None else exact_max_n
+        method = "exact" if n <= limit else "nndescent"
+    if method == "nndescent" and own_search_applies(X, metric):
+        from .nndescent import approximate_neighbors
+
+        logger.info("kNN: nndescent (the library's approximate search%s) for %d points, k = %d",
+                    _named(metric), n, k)
+        return approximate_neighbors(X, k, metric=metric, random_state=random_state)
+    if method in ("nndescent", "pynndescent"):
         try:
             import pynndescent
         except ImportError:
@@ -364,8 +367,8 @@ def nearest_neighbors(X, k, *, precomputed: bool = False, method: str = "auto", 
                            "back to exact brute force for %d points", n)
             method = "exact"
         else:
-            logger.info("kNN: pynndescent (approximate%s) for %d points, k = %d",
-                        _named(metric), n, k)
+            logger.info("kNN: pynndescent (approximate%s%s) for %d points, k = %d",
+                        _named(metric), ", sparse rows" if hasattr(X, "tocsr") else "", n, k)
             return _nndescent(X, k, random_state, n_jobs, pynndescent, metric)
     logger.info("kNN: exact brute force%s for %d points, k = %d", _named(metric), n, k)
     return _exact_coordinates(X, k) if dense_euclidean else _exact_metric(X, k, metric)

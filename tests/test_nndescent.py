@@ -149,6 +149,11 @@ def test_auto_uses_it_above_the_exact_limit(clustered, monkeypatch, caplog):
         again = InputData(X).neighbors(7, random_state=3)
     assert "kNN: nndescent" in caplog.text
     np.testing.assert_array_equal(again[0], idx)
+    # many neighbours (t-SNE's 3 x perplexity): pynndescent, faster there
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="smallvis"):
+        nb.nearest_neighbors(X, nb.AUTO_OWN_MAX_K + 1, random_state=3, exact_max_n=500)
+    assert "kNN: pynndescent" in caplog.text
     # at or below the limit: exact, as before
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="smallvis"):

@@ -28,6 +28,11 @@ from .knn_args import check_neighbors_k
 __all__ = ["EXACT_MAX_N", "KNN_METHODS", "check_neighbors_k", "nearest_neighbors"]
 
 KNN_METHODS = ("auto", "exact", "nndescent", "pynndescent")
+# "auto" above EXACT_MAX_N: the library's search up to this many neighbours, pynndescent for more.
+# 70,000 x 50 blobs, one process, 2 cores: k = 15 ours 15.4 s at recall 0.946, pynndescent 6.6 s at
+# 0.869 (plus its ~20 s compilation in every new process); k = 90 (t-SNE's) ours 77 s, pynndescent
+# 15.6 s at 0.9997 (benchmarks/knn.py)
+AUTO_OWN_MAX_K = 30
 EXACT_MAX_N = 20_000  # "auto" searches exactly up to this many points (about 2.5 s at n = 20,000,
 # 50-D, 2 cores: less than pynndescent's compilation in a fresh process)
 
@@ -303,8 +308,8 @@ def nearest_neighbors(X, k, *, precomputed: bool = False, method: str = "auto", 
         ``X`` is a distance matrix; neighbours are read from its rows (always exactly).
     method : {"auto", "exact", "nndescent", "pynndescent"}
         ``"auto"`` searches exactly when ``n <= exact_max_n``; above, with ``"nndescent"`` where it
-        applies (dense rows, a metric of :data:`smallvis.io.nndescent.METRICS`), else with
-        pynndescent. ``"exact"`` is a blocked brute force (memory O(block * n)); ``"nndescent"`` is
+        applies (dense rows, a metric of :data:`smallvis.io.nndescent.METRICS`) and
+        ``k <= AUTO_OWN_MAX_K``, else with pynndescent. ``"exact"`` is a blocked brute force (memory O(block * n)); ``"nndescent"`` is
         the library's approximate search (:func:`smallvis.io.nndescent.approximate_neighbors`; for
         sparse rows or other metrics it hands over to pynndescent); ``"pynndescent"`` is
         pynndescent's (without it the search falls back to exact, with a warning).
@@ -352,7 +357,7 @@ def nearest_neighbors(X, k, *, precomputed: bool = False, method: str = "auto", 
         return _exact_matrix(D, k)
     if method == "auto":
         limit = EXACT_MAX_N if exact_max_n is None else exact_max_n
-        method = "exact" if n <= limit else "nndescent"
+        method = "exact" if n <= limit else "nndescent" if k <= AUTO_OWN_MAX_K else "pynndescent"
     if method == "nndescent" and own_search_applies(X, metric):
         from .nndescent import approximate_neighbors
 

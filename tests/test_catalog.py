@@ -51,7 +51,8 @@ def test_what_the_catalog_reports():
     assert engines["ncvis"] == ("dense", "exact", "sgd")
     assert engines["wtsne"] == ("dense", "exact", "bh", "fft")
     assert engines["btsne"] == ("dense", "exact")  # per-point bandwidths: not translation-invariant
-    assert engines["gsne"] == engines["absne"] == engines["dhssne"] == ("dense", "exact")
+    assert engines["gsne"] == engines["absne"] == ("dense", "exact")
+    assert engines["dhssne"] == ("dense", "exact", "bh", "fft")
     assert set(served_by("sgd")) == {"largevis", "umap", "tumap", "ncvis", "ee", "tee", "mmds",
                                      "smmds", "sammon"}
     assert engines["mmds"] == ("dense", "exact", "sgd") and engines["gmmds"] == ("dense", "exact")
@@ -59,7 +60,7 @@ def test_what_the_catalog_reports():
     assert set(served_by("bh")) == set(served_by("fft")) == {
         "tsne", "ssne", "hssne", "bhssne", "wtsne", "wssne", "asne", "tasne", "trmsne", "tmsne",
         "trsrsne", "arsrsne", "tsneu", "pstsne", "tee", "rklsne", "jssne", "chsne", "hlsne",
-        "skdtsne", "usne"}
+        "skdtsne", "usne", "dhssne"}
 
 
 def test_the_catalog_follows_an_engines_capability(monkeypatch):

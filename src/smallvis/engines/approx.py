@@ -22,7 +22,9 @@ with ``g = -d log w / d d2``, ``w g log w``) with optional per-point charges ``c
 - KL with any of the four kernels of ``FusedForm`` (ssne, usne), per-point output weights as
   charges (wtsne, wssne: ``w_ij = u_i u_j k(d2)``), an asymmetric P (trmsne, tmsne: the forces read
   ``(P + P^T) / 2``, the cost the columns of P), tsneu's unexaggerated forces and pstsne's fixed
-  ``Z``; row-normalised Q (asne, tasne, trsrsne, arsrsne) with ``Z_i = sum_j w_ij`` per point and
+  ``Z``, dhssne's power-form kernel with the alpha of the method's state (the form is read at
+  every evaluation; its ``grad_form`` serves the first gradient after the epoch search);
+  row-normalised Q (asne, tasne, trsrsne, arsrsne) with ``Z_i = sum_j w_ij`` per point and
   the transposed term as a second sum with the charges ``1 / Z_j``;
 - the f-divergences rklsne, jssne, chsne, hlsne (Student-t ``q = w / Z``): on a pair P does not
   store each pair term is a function of ``q`` alone (``q log(q / eps)``, ``q log 2 / 2``, ``q``,

@@ -47,7 +47,7 @@ def test_dhssne_runs_on_fft_and_reports_alpha():
     assert np.isfinite(res.Y).all() and res.alpha != 0.5
 
 
-THREAD_CASES = ["dhssne"]
+THREAD_CASES = ["dhssne", "nerv", "snerv"]
 
 
 @pytest.mark.parametrize("name", THREAD_CASES)
@@ -68,3 +68,50 @@ def test_does_not_depend_on_the_number_of_threads(engine, name):
         numba.set_num_threads(before)
     (c1, G1), (c2, G2) = results
     assert np.array_equal(c1, c2) and np.array_equal(G1, G2)
+
+
+def _kNN_states(name, n=80, perplexity=5):
+    """A truly sparse P (kNN-restricted) and a dense state holding the same P: the pairs P does not
+    store are the dense engine's eps-floored zeros."""
+    from smallvis.methods.base import MethodState
+
+    method = build_method(name, perplexity=perplexity)
+    sp = method.prepare_sparse(InputData(x80()[:n]), knn_method="exact")
+    assert sp.P.nnz < 0.3 * n * n
+    dense = MethodState(P=sp.P.toarray(), affinities=sp.affinities, data=dict(sp.data))
+    return method, dense, sp
+
+
+SPARSE_P_METHODS = ["nerv", "snerv", "rsrnerv"]
+
+
+@pytest.mark.parametrize("name", SPARSE_P_METHODS)
+@pytest.mark.parametrize("factor", [1.0, 4.0])
+def test_pairs_p_does_not_store_match_the_dense_floor(name, factor):
+    """The catalog's checks give the sparse engines a P with every entry stored; here most pairs
+    are not stored (kNN): bh at theta = 0 equals the dense engine on the same P (1e-9), whose
+    floor puts eps on them."""
+    method, dense, sp = _kNN_states(name)
+    for k in (1, 2):
+        Y = np.random.default_rng(k).normal(scale=1.0, size=(80, k))
+        cd, Gd = DenseEngine().evaluate(method, dense, Y, factor)
+        cb, Gb = BarnesHutEngine(theta=0.0).evaluate(method, sp, Y, factor)
+        np.testing.assert_allclose(Gb, Gd, rtol=1e-9, atol=1e-12 * np.abs(Gd).max())
+        np.testing.assert_allclose(cb, cd, rtol=1e-9, atol=1e-12 * np.abs(cd).max())
+
+
+@pytest.mark.parametrize("name", SPARSE_P_METHODS)
+def test_the_sparse_gradient_is_the_derivative_of_the_sparse_cost(name):
+    """bh at theta = 0 on a kNN P: central differences of its cost give its gradient."""
+    from engine_checks import numeric_gradient
+
+    method, _, sp = _kNN_states(name, n=30, perplexity=2)
+    Y = np.random.default_rng(3).normal(scale=0.5, size=(30, 2))
+    engine = BarnesHutEngine(theta=0.0)
+
+    def cost(Z):
+        return float(np.sum(engine.evaluate(method, sp, Z, grad=False)[0]))
+
+    G = engine.evaluate(method, sp, Y, cost=False)[1]
+    G_fd = numeric_gradient(cost, Y)
+    np.testing.assert_allclose(G, G_fd, rtol=1e-5, atol=1e-7 * np.abs(G_fd).max())

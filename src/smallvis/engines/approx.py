@@ -56,7 +56,7 @@ import numpy as np
 from .._util.log import logger
 from .._util.rng import child
 from .._util.parallel import fit_threads
-from ..methods.base import EPS, FusedForm, MethodState, PairForm
+from ..methods.base import EPS, FusedForm, MethodState, MixtureForm, PairForm
 from ..methods.output_kernels import radial_codes
 
 # kernels of the plain KL path (codes of methods.base.FusedForm)
@@ -92,8 +92,9 @@ def served_form(method, state=None):
 @dataclass(frozen=True)
 class ApproxPlan:
     """How a sparse-P engine evaluates a method: ``kind`` ``"plain"`` (:func:`served_form`),
-    ``"kl"`` (matrix-normalised Q), ``"kl-row"`` (row-normalised Q), ``"fdiv"``, ``"tee"`` or
-    ``"ee"``; ``form`` the method's ``FusedForm`` or ``PairForm``; ``code`` the output kernel
+    ``"kl"`` (matrix-normalised Q), ``"kl-row"`` (row-normalised Q), ``"fdiv"``, ``"tee"``,
+    ``"ee"`` or ``"nerv"`` (:mod:`.approx_nerv`); ``form`` the method's ``FusedForm``,
+    ``PairForm`` or ``MixtureForm``; ``code`` the output kernel
     (``FusedForm`` codes)."""
 
     kind: str
@@ -114,6 +115,12 @@ def approx_plan(method, state=None):
         return _kl_plan(fused)
     if isinstance(pair, PairForm):
         return _pair_plan(pair)
+    try:
+        mixture = method.mixture_form(state)
+    except (AttributeError, TypeError, ValueError, KeyError):
+        mixture = None
+    if isinstance(mixture, MixtureForm):
+        return _mixture_plan(mixture)
     return None, ("its cost is not implemented on these engines (the method declares no KL form "
                   "or pair form, fused_form or pair_form, whose all-pairs part they could sum)")
 
@@ -133,6 +140,18 @@ def _kl_plan(form):
             return None, "row-normalised Q is served without per-point weights or fixed Z only"
         return ApproxPlan("kl-row", form, form.kernel), None
     return ApproxPlan("kl", form, form.kernel), None
+
+
+def _mixture_plan(form):
+    if form.bandwidths:
+        return None, ("its output kernel has per-point bandwidths, w(beta_i d2_ij): not a function "
+                      "of the output distance alone, which the tree and the interpolation grid "
+                      "need (a translation-invariant kernel)")
+    if form.divergence != "nerv" or form.kernel != 1:
+        return None, (f"its cost ({form.divergence!r}, a KL to the mixture of P and Q) is not "
+                      "implemented on these engines (they serve NeRV's mix of the two KL "
+                      "directions)")
+    return ApproxPlan("nerv", form, 1), None
 
 
 def _pair_plan(form):
@@ -266,6 +285,11 @@ class SparseKLEngine:
                 self.plan(method)
             state.data[_PLAN_KEY] = plan
         plan = state.data[_PLAN_KEY]
+        if plan.kind == "nerv":
+            from .approx_nerv import evaluate_nerv
+
+            return evaluate_nerv(self, plan, method, state, Y, float(exaggeration), cost=cost,
+                                 grad=grad)
         if plan.kind != "plain":
             from .approx_terms import evaluate_plan
 

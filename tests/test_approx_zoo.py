@@ -47,7 +47,7 @@ def test_dhssne_runs_on_fft_and_reports_alpha():
     assert np.isfinite(res.Y).all() and res.alpha != 0.5
 
 
-THREAD_CASES = ["dhssne", "nerv", "snerv"]
+THREAD_CASES = ["dhssne", "nerv", "snerv", "gsne"]
 
 
 @pytest.mark.parametrize("name", THREAD_CASES)
@@ -78,14 +78,15 @@ def _kNN_states(name, n=80, perplexity=5):
     method = build_method(name, perplexity=perplexity)
     sp = method.prepare_sparse(InputData(x80()[:n]), knn_method="exact")
     assert sp.P.nnz < 0.3 * n * n
-    dense = MethodState(P=sp.P.toarray(), affinities=sp.affinities, data=dict(sp.data))
+    dense = method.prepare(InputData(x80()[:n]))
+    dense = MethodState(P=sp.P.toarray(), affinities=sp.affinities, data=dense.data)
     return method, dense, sp
 
 
-SPARSE_P_METHODS = ["nerv", "snerv", "rsrnerv"]
+SPARSE_P_METHODS = ["nerv", "snerv", "rsrnerv", "gsne", ("gsne", {"lambda": 10.0})]
 
 
-@pytest.mark.parametrize("name", SPARSE_P_METHODS)
+@pytest.mark.parametrize("name", SPARSE_P_METHODS, ids=str)
 @pytest.mark.parametrize("factor", [1.0, 4.0])
 def test_pairs_p_does_not_store_match_the_dense_floor(name, factor):
     """The catalog's checks give the sparse engines a P with every entry stored; here most pairs
@@ -100,7 +101,7 @@ def test_pairs_p_does_not_store_match_the_dense_floor(name, factor):
         np.testing.assert_allclose(cb, cd, rtol=1e-9, atol=1e-12 * np.abs(cd).max())
 
 
-@pytest.mark.parametrize("name", SPARSE_P_METHODS)
+@pytest.mark.parametrize("name", SPARSE_P_METHODS, ids=str)
 def test_the_sparse_gradient_is_the_derivative_of_the_sparse_cost(name):
     """bh at theta = 0 on a kNN P: central differences of its cost give its gradient."""
     from engine_checks import numeric_gradient
@@ -115,3 +116,11 @@ def test_the_sparse_gradient_is_the_derivative_of_the_sparse_cost(name):
     G = engine.evaluate(method, sp, Y, cost=False)[1]
     G_fd = numeric_gradient(cost, Y)
     np.testing.assert_allclose(G, G_fd, rtol=1e-5, atol=1e-7 * np.abs(G_fd).max())
+
+
+def test_gsne_needs_coordinates_on_the_approximate_engines():
+    """Its global affinities are summed from the input coordinates: a distance matrix is refused
+    with the reason."""
+    D = np.sqrt(np.sum((x80()[:, None] - x80()[None]) ** 2, axis=-1))
+    with pytest.raises(ValueError, match="needs input coordinates"):
+        build_method("gsne").prepare_sparse(InputData(D, precomputed=True), knn_method="exact")

@@ -37,6 +37,7 @@ def only(*names):
     ("gsne", 5000, 2, "exact"),
     ("dhssne", AUTO_APPROX_N + 1, 2, "fft"),
     ("snerv", AUTO_APPROX_N + 1, 2, "fft"),
+    ("gsne", AUTO_APPROX_N + 1, 2, "fft"),
     ("bnerv", AUTO_APPROX_N + 1, 2, "exact"),  # per-point output bandwidths
     ("mmds", 100, 2, "dense"),
     ("umap", 2000, 2, "exact"),

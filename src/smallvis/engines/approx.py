@@ -56,7 +56,7 @@ import numpy as np
 from .._util.log import logger
 from .._util.rng import child
 from .._util.parallel import fit_threads
-from ..methods.base import EPS, FusedForm, MethodState, MixtureForm, PairForm
+from ..methods.base import EPS, FusedForm, MethodState, MixtureForm, PairForm, SumForm
 from ..methods.output_kernels import radial_codes
 
 # kernels of the plain KL path (codes of methods.base.FusedForm)
@@ -93,8 +93,8 @@ def served_form(method, state=None):
 class ApproxPlan:
     """How a sparse-P engine evaluates a method: ``kind`` ``"plain"`` (:func:`served_form`),
     ``"kl"`` (matrix-normalised Q), ``"kl-row"`` (row-normalised Q), ``"fdiv"``, ``"tee"``,
-    ``"ee"`` or ``"nerv"`` (:mod:`.approx_nerv`); ``form`` the method's ``FusedForm``,
-    ``PairForm`` or ``MixtureForm``; ``code`` the output kernel
+    ``"ee"``, ``"nerv"`` (:mod:`.approx_nerv`) or ``"gsne"`` (:mod:`.approx_gsne`); ``form``
+    the method's ``FusedForm``, ``PairForm``, ``MixtureForm`` or ``SumForm``; ``code`` the output kernel
     (``FusedForm`` codes)."""
 
     kind: str
@@ -113,6 +113,8 @@ def approx_plan(method, state=None):
         fused = pair = None
     if isinstance(fused, FusedForm):
         return _kl_plan(fused)
+    if isinstance(fused, SumForm):
+        return _sum_plan(fused)
     if isinstance(pair, PairForm):
         return _pair_plan(pair)
     try:
@@ -140,6 +142,15 @@ def _kl_plan(form):
             return None, "row-normalised Q is served without per-point weights or fixed Z only"
         return ApproxPlan("kl-row", form, form.kernel), None
     return ApproxPlan("kl", form, form.kernel), None
+
+
+def _sum_plan(form):
+    kernels = [(term.kernel, term.input, term.plain) for _, term in form.terms]
+    if len(form.terms) == 2 and form.terms[0][0] == 1.0 and kernels == [
+            (T_KERNEL, "P", True), (4, "P_global", True)]:
+        return ApproxPlan("gsne", form, T_KERNEL), None
+    return None, ("its cost is a sum of KL terms these engines do not serve (they serve g-SNE's "
+                  "t-SNE term plus its global term)")
 
 
 def _mixture_plan(form):
@@ -244,8 +255,11 @@ class SparseKLEngine:
         ring = sparse.diags([np.ones(n - 1), np.ones(n - 1)], [-1, 1], format="csr") / (2 * n - 2)
         Y = np.random.default_rng(0).normal(size=(n, k))
         state = MethodState(P=ring)
-        if approx_plan(method)[0].kind == "tee":
+        kind = approx_plan(method)[0].kind
+        if kind == "tee":
             state.data.update(V=ring * n, N=float(n), const=np.zeros(n))
+        if kind == "gsne":
+            state.data["X_global"] = Y - Y.mean(axis=0)
         self.evaluate(method, state, Y, 1.0)
         return time.perf_counter() - start
 
@@ -285,6 +299,12 @@ class SparseKLEngine:
                 self.plan(method)
             state.data[_PLAN_KEY] = plan
         plan = state.data[_PLAN_KEY]
+        if plan.kind == "gsne":
+            from .approx_gsne import evaluate_gsne
+
+            tsne = ApproxPlan("kl", FusedForm(T_KERNEL, eps=method.eps), T_KERNEL)
+            return evaluate_gsne(self, plan, tsne, method, state, Y, float(exaggeration),
+                                 cost=cost, grad=grad)
         if plan.kind == "nerv":
             from .approx_nerv import evaluate_nerv
 

@@ -8,7 +8,8 @@ with the Student-t ``w = 1 / (1 + d2)``. With the centred coordinates, ``sum_j (
 ``Z^`` and ``S`` are exact in O(n) from moments of X and Y, and
 ``sum_j (1 + r2_ij) w_ij (y_i - y_j) = (1 + |x_i|^2) V[1] - 2 sum_d x_id V[x_d] + V[|x|^2]`` is
 ``D + 2`` charged sums ``V[c]_i = sum_j c_j w_ij (y_i - y_j)`` of the engine (``D`` the input
-dimension; a charge of both signs is summed as its positive and negative parts). Its cost needs
+dimension; each coordinate shifted to be non-negative, so a tree can summarise it by its
+charge-weighted centre). Its cost needs
 ``sum_j P^_ij log(1 + d2_ij)``, which is no radial sum: it is summed over all pairs, exactly, by
 :func:`.global_kernels.global_cost_rows` (O(n^2 (D + k)) time, O(n) memory) only when a cost is
 asked for (the optimisers ask once per epoch), and the constant ``sum_j P^ log P^`` once per run.
@@ -52,10 +53,13 @@ def _charged(summer, c):
 
 def _pair_forces(summer, X, sx):
     """``T_i = sum_j (1 + r2_ij) w_ij (y_i - y_j)`` from the charged sums with the charges 1,
-    ``|x_j|^2`` and each coordinate ``x_jd``."""
-    T = (1.0 + sx)[:, None] * _charged(summer, np.ones(len(sx))) + _charged(summer, sx)
+    ``|x_j|^2`` and each coordinate ``x_jd`` (shifted to ``x_jd - min_j x_jd >= 0``, one sum each:
+    ``V[x_d] = V[x_d - m] + m V[1]``)."""
+    ones = _charged(summer, np.ones(len(sx)))
+    T = (1.0 + sx)[:, None] * ones + _charged(summer, sx)
     for d in range(X.shape[1]):
-        T = T - 2.0 * X[:, d:d + 1] * _charged(summer, X[:, d])
+        m = float(X[:, d].min())
+        T = T - 2.0 * X[:, d:d + 1] * (_charged(summer, X[:, d] - m) + m * ones)
     return T
 
 

@@ -8,7 +8,7 @@ On a pair P does not store, ``P = eps`` and both terms are functions of ``q`` al
 if P stored nothing there, from the engine's all-pairs sums ``S = sum_j w``, ``sum_j w log w``,
 ``V = sum_j w (y_i - y_j)`` and ``VL = sum_j w log w (y_i - y_j)`` and the moments of Y
 (``sum_j d2_ij``, ``sum_j (y_i - y_j)``), and the stored pairs then add the difference between
-their true term and that one (NumPy over the stored entries). With the row form of the stiffness
+their true term and that one (:mod:`.approx_nerv_kernels`). With the row form of the stiffness
 ``k_ij = lambda (P - q) + (1 - lambda) q (log(P / q) + s_i)`` (``s_i`` the reverse KL of row i,
 or its total over the matrix), on a pair P does not store
 ``k_ij = lambda eps + a_i w_ij + b_i (w log w)_ij`` with
@@ -33,15 +33,17 @@ GAUSSIAN = 1
 _DATA_KEY = "_sparse_engine_nerv"
 
 
-def _prepared(state):
-    """The stored entries of P (rows, columns, values), made once per state."""
+def _prepared(state, row):
+    """The CSR arrays of P (and of its transpose, for a row-normalised Q), made once per state."""
     if _DATA_KEY not in state.data:
         from scipy import sparse
 
-        P = sparse.coo_matrix(state.P, dtype=np.float64)
+        from .attraction_kernels import csr_arrays
+
+        P = sparse.csr_matrix(state.P, dtype=np.float64)
         if P.shape[0] != P.shape[1]:
             raise ValueError(f"a sparse-P engine needs a square P; got shape {P.shape}")
-        state.data[_DATA_KEY] = (P.row.astype(np.int64), P.col.astype(np.int64), P.data.copy())
+        state.data[_DATA_KEY] = (csr_arrays(P), csr_arrays(P.T.tocsr()) if row else None)
     return state.data[_DATA_KEY]
 
 
@@ -58,14 +60,6 @@ def _charged_forces(summer, kp, fn, c):
         V = sign * summer.sums(Sums(GAUSSIAN, kp, vectors=(fn,), charges=part))[2][:, 0]
         total = V if total is None else total + V
     return 0.0 if total is None else total
-
-
-def _row_logsumexp(r, a, n):
-    """``log sum_e exp(a_e)`` over the entries ``e`` of each row (rows without entries: -inf)."""
-    top = np.full(n, -np.inf)
-    np.maximum.at(top, r, a)
-    with np.errstate(divide="ignore"):
-        return top + np.log(np.bincount(r, weights=np.exp(a - top[r]), minlength=n))
 
 
 def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
@@ -85,34 +79,30 @@ def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
     summer = engine.radial(Y, eps)
     Z, S, V = summer.sums(Sums(GAUSSIAN, kp, scalars=(W, W_LOG_W),
                                vectors=(WG, WG_LOG_W) if grad else ()))
-    r, c, p0 = _prepared(state)
-    dy = Y[r] - Y[c]
-    logw = -np.einsum("ij,ij->i", dy, dy)
+    from . import approx_nerv_kernels as kern
+
+    P, Pt = _prepared(state, row)
     norm = S[:, 0] if row else np.full(n, Z)
     with np.errstate(divide="ignore", invalid="ignore"):
         log_norm = np.log(norm)
     if row:  # log N_i is at least the log-sum-exp of the stored pairs' weights, where sums of w
         # underflow (a point far from every other) or interpolate to 0
-        log_norm = np.fmax(log_norm, _row_logsumexp(r, logw, n))
+        lse = np.empty(n)
+        kern.stored_logsumexp(P[0], P[1], Y, lse)
+        log_norm = np.fmax(log_norm, lse)
         norm = np.exp(log_norm)
     # a row whose normaliser underflows has all-pairs sums 0: they add nothing (not 0 / 0)
     inv = np.divide(1.0, norm, out=np.zeros(n), where=norm > 0)
-    lq = logw - log_norm[r]  # log q, unfloored
-    q = np.exp(lq)
-    lqf = np.maximum(lq, log_eps)
-    qf = np.exp(lqf)
-    p = np.maximum(f * p0, eps)
-    lp = np.log(p)
 
     # the reverse KL per row: every pair at P = eps, then the stored pairs' difference
-    rev = (S[:, 1] - (log_norm + log_eps) * S[:, 0]) * inv
-    rev += np.bincount(r, weights=qf * (lqf - lp) - q * (lq - log_eps), minlength=n)
+    rev_stored, fwd_stored = np.empty(n), np.empty(n)
+    kern.stored_sums(*P, Y, f, log_norm, eps, rev_stored, fwd_stored)
+    rev = (S[:, 1] - (log_norm + log_eps) * S[:, 0]) * inv + rev_stored
     Yc = Y - Y.mean(axis=0)
     pcost = G = None
     if cost:
         d2sum = n * np.einsum("ij,ij->i", Yc, Yc) + np.sum(Yc * Yc)  # sum_j d2_ij
-        fwd = lam * eps * ((n - 1) * (log_eps + log_norm) + d2sum)
-        fwd += lam * np.bincount(r, weights=p * (lp - lqf) - eps * (log_eps - lq), minlength=n)
+        fwd = lam * (eps * ((n - 1) * (log_eps + log_norm) + d2sum) + fwd_stored)
         pcost = fwd + (1.0 - lam) * rev
     if grad:
         shift = rev if row else np.full(n, rev.sum())
@@ -120,17 +110,14 @@ def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
         b = -(1.0 - lam) * inv
         moment = n * Yc  # sum_j (y_i - y_j)
         own = lam * eps * moment + a[:, None] * V[:, 0] + b[:, None] * V[:, 1]
-        dk = (lam * (p - qf) + (1.0 - lam) * qf * (lp - lqf + shift[r])
-              - (lam * (eps - q) + (1.0 - lam) * q * (log_eps - lq + shift[r])))
-        force = dk[:, None] * dy
-        stored = np.stack([np.bincount(r, weights=force[:, d], minlength=n) for d in range(k)],
-                          axis=1)
+        stored = np.empty((n, k))
+        kern.stored_forces(*P, Y, f, log_norm, shift, lam, eps, True, stored)
         if row:
             other = (lam * eps * moment + _charged_forces(summer, kp, WG, a)
                      + (_charged_forces(summer, kp, WG_LOG_W, b) if lam != 1.0 else 0.0))
-            back = np.stack([np.bincount(c, weights=force[:, d], minlength=n)
-                             for d in range(k)], axis=1)
-            G = 2.0 * (own + other + stored - back)
+            back = np.empty((n, k))  # sum_j dk_ji (y_i - y_j) over the stored (j, i)
+            kern.stored_forces(*Pt, Y, f, log_norm, shift, lam, eps, False, back)
+            G = 2.0 * (own + other + stored + back)
         else:
             G = 4.0 * (own + stored)
     return pcost, G

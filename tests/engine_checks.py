@@ -236,7 +236,7 @@ def rel(a, b):
 
 # the plans whose per-point cost reads per-point all-pairs sums (not Z alone): interpolated per
 # point, their costs are compared in total (1e-5) and per point against the largest (1e-4)
-PER_POINT_SUMS = ("kl-row", "fdiv", "tee", "ee")
+PER_POINT_SUMS = ("kl-row", "fdiv", "tee", "ee", "nerv")
 
 
 def check_fft(spec, ks=(1, 2), factors=(1.0, 4.0)) -> None:
@@ -248,7 +248,7 @@ def check_fft(spec, ks=(1, 2), factors=(1.0, 4.0)) -> None:
 
     method, state, sstate = sparse_states(fft_data(), spec, perplexity=20)
     plan = approx_plan(method, sstate)[0]
-    kp = form_params(plan.form) if hasattr(plan.form, "kernel") else kernel_params()
+    kp = form_params(plan.form) if hasattr(plan.form, "alpha") else kernel_params()
     for k in ks:
         for f in factors:
             Y = np.random.default_rng(k).normal(size=(FFT_N, k))

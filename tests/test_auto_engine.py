@@ -35,6 +35,10 @@ def only(*names):
     ("largevis", AUTO_SGD_N + 1, 2, "sgd"),
     (("rklsne", {"symmetrize": "none"}), 5000, 2, "dense"),  # no fused kernels: the dense engine
     ("gsne", 5000, 2, "exact"),
+    ("dhssne", AUTO_APPROX_N + 1, 2, "fft"),
+    ("snerv", AUTO_APPROX_N + 1, 2, "fft"),
+    ("gsne", AUTO_APPROX_N + 1, 2, "fft"),
+    ("bnerv", AUTO_APPROX_N + 1, 2, "exact"),  # per-point output bandwidths
     ("mmds", 100, 2, "dense"),
     ("umap", 2000, 2, "exact"),
     ("sammon", 2000, 2, "exact"),

@@ -51,7 +51,10 @@ def test_what_the_catalog_reports():
     assert engines["ncvis"] == ("dense", "exact", "sgd")
     assert engines["wtsne"] == ("dense", "exact", "bh", "fft")
     assert engines["btsne"] == ("dense", "exact")  # per-point bandwidths: not translation-invariant
-    assert engines["gsne"] == engines["absne"] == engines["dhssne"] == ("dense", "exact")
+    assert engines["absne"] == ("dense", "exact")
+    assert engines["dhssne"] == engines["nerv"] == engines["gsne"] == ("dense", "exact", "bh",
+                                                                       "fft")
+    assert engines["bnerv"] == engines["jse"] == ("dense", "exact")
     assert set(served_by("sgd")) == {"largevis", "umap", "tumap", "ncvis", "ee", "tee", "mmds",
                                      "smmds", "sammon"}
     assert engines["mmds"] == ("dense", "exact", "sgd") and engines["gmmds"] == ("dense", "exact")
@@ -59,7 +62,8 @@ def test_what_the_catalog_reports():
     assert set(served_by("bh")) == set(served_by("fft")) == {
         "tsne", "ssne", "hssne", "bhssne", "wtsne", "wssne", "asne", "tasne", "trmsne", "tmsne",
         "trsrsne", "arsrsne", "tsneu", "pstsne", "tee", "rklsne", "jssne", "chsne", "hlsne",
-        "skdtsne", "usne"}
+        "skdtsne", "usne", "dhssne", "nerv", "snerv", "rsrnerv",
+        "gsne"}
 
 
 def test_the_catalog_follows_an_engines_capability(monkeypatch):
@@ -105,7 +109,8 @@ def test_docs_coverage_is_generated_from_the_catalog():
 @pytest.mark.parametrize("engine, name, reason", [
     ("every engine", None, None),
     ("bh", "btsne", "per-point bandwidths"),
-    ("fft", "nerv", "not implemented on these engines"),
+    ("fft", "jse", "not implemented on these engines"),
+    ("fft", "bnerv", "per-point bandwidths"),
     ("sgd", "tsne", "normalised"),
     ("sgd", "gmmds", "shortest paths"),
     ("bh", "mmds", "distance cost"),

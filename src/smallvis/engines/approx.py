@@ -22,7 +22,9 @@ with ``g = -d log w / d d2``, ``w g log w``) with optional per-point charges ``c
 - KL with any of the four kernels of ``FusedForm`` (ssne, usne), per-point output weights as
   charges (wtsne, wssne: ``w_ij = u_i u_j k(d2)``), an asymmetric P (trmsne, tmsne: the forces read
   ``(P + P^T) / 2``, the cost the columns of P), tsneu's unexaggerated forces and pstsne's fixed
-  ``Z``; row-normalised Q (asne, tasne, trsrsne, arsrsne) with ``Z_i = sum_j w_ij`` per point and
+  ``Z``, dhssne's power-form kernel with the alpha of the method's state (the form is read at
+  every evaluation; its ``grad_form`` serves the first gradient after the epoch search);
+  row-normalised Q (asne, tasne, trsrsne, arsrsne) with ``Z_i = sum_j w_ij`` per point and
   the transposed term as a second sum with the charges ``1 / Z_j``;
 - the f-divergences rklsne, jssne, chsne, hlsne (Student-t ``q = w / Z``): on a pair P does not
   store each pair term is a function of ``q`` alone (``q log(q / eps)``, ``q log 2 / 2``, ``q``,
@@ -54,7 +56,7 @@ import numpy as np
 from .._util.log import logger
 from .._util.rng import child
 from .._util.parallel import fit_threads
-from ..methods.base import EPS, FusedForm, MethodState, PairForm
+from ..methods.base import EPS, FusedForm, MethodState, MixtureForm, PairForm, SumForm
 from ..methods.output_kernels import radial_codes
 
 # kernels of the plain KL path (codes of methods.base.FusedForm)
@@ -91,8 +93,9 @@ def served_form(method, state=None):
 @dataclass(frozen=True)
 class ApproxPlan:
     """How a sparse-P engine evaluates a method: ``kind`` ``"plain"`` (:func:`served_form`),
-    ``"kl"`` (matrix-normalised Q), ``"kl-row"`` (row-normalised Q), ``"fdiv"``, ``"tee"`` or
-    ``"ee"``; ``form`` the method's ``FusedForm`` or ``PairForm``; ``code`` the output kernel
+    ``"kl"`` (matrix-normalised Q), ``"kl-row"`` (row-normalised Q), ``"fdiv"``, ``"tee"``,
+    ``"ee"``, ``"nerv"`` (:mod:`.approx_nerv`) or ``"gsne"`` (:mod:`.approx_gsne`); ``form``
+    the method's ``FusedForm``, ``PairForm``, ``MixtureForm`` or ``SumForm``; ``code`` the output kernel
     (``FusedForm`` codes)."""
 
     kind: str
@@ -111,8 +114,16 @@ def approx_plan(method, state=None):
         fused = pair = None
     if isinstance(fused, FusedForm):
         return _kl_plan(fused)
+    if isinstance(fused, SumForm):
+        return _sum_plan(fused)
     if isinstance(pair, PairForm):
         return _pair_plan(pair)
+    try:
+        mixture = method.mixture_form(state)
+    except (AttributeError, TypeError, ValueError, KeyError):
+        mixture = None
+    if isinstance(mixture, MixtureForm):
+        return _mixture_plan(mixture)
     return None, ("its cost is not implemented on these engines (the method declares no KL form "
                   "or pair form, fused_form or pair_form, whose all-pairs part they could sum)")
 
@@ -132,6 +143,27 @@ def _kl_plan(form):
             return None, "row-normalised Q is served without per-point weights or fixed Z only"
         return ApproxPlan("kl-row", form, form.kernel), None
     return ApproxPlan("kl", form, form.kernel), None
+
+
+def _sum_plan(form):
+    kernels = [(term.kernel, term.input, term.plain) for _, term in form.terms]
+    if len(form.terms) == 2 and form.terms[0][0] == 1.0 and kernels == [
+            (T_KERNEL, "P", True), (4, "P_global", True)]:
+        return ApproxPlan("gsne", form, T_KERNEL), None
+    return None, ("its cost is a sum of KL terms these engines do not serve (they serve g-SNE's "
+                  "t-SNE term plus its global term)")
+
+
+def _mixture_plan(form):
+    if form.bandwidths:
+        return None, ("its output kernel has per-point bandwidths, w(beta_i d2_ij): not a function "
+                      "of the output distance alone, which the tree and the interpolation grid "
+                      "need (a translation-invariant kernel)")
+    if form.divergence != "nerv" or form.kernel != 1:
+        return None, (f"its cost ({form.divergence!r}, a KL to the mixture of P and Q) is not "
+                      "implemented on these engines (they serve NeRV's mix of the two KL "
+                      "directions)")
+    return ApproxPlan("nerv", form, 1), None
 
 
 def _pair_plan(form):
@@ -224,8 +256,11 @@ class SparseKLEngine:
         ring = sparse.diags([np.ones(n - 1), np.ones(n - 1)], [-1, 1], format="csr") / (2 * n - 2)
         Y = np.random.default_rng(0).normal(size=(n, k))
         state = MethodState(P=ring)
-        if approx_plan(method)[0].kind == "tee":
+        kind = approx_plan(method)[0].kind
+        if kind == "tee":
             state.data.update(V=ring * n, N=float(n), const=np.zeros(n))
+        if kind == "gsne":
+            state.data["X_global"] = Y - Y.mean(axis=0)
         self.evaluate(method, state, Y, 1.0)
         return time.perf_counter() - start
 
@@ -290,6 +325,17 @@ class SparseKLEngine:
                 self.plan(method)
             state.data[_PLAN_KEY] = plan
         plan = state.data[_PLAN_KEY]
+        if plan.kind == "gsne":
+            from .approx_gsne import evaluate_gsne
+
+            tsne = ApproxPlan("kl", FusedForm(T_KERNEL, eps=method.eps), T_KERNEL)
+            return evaluate_gsne(self, plan, tsne, method, state, Y, float(exaggeration),
+                                 cost=cost, grad=grad)
+        if plan.kind == "nerv":
+            from .approx_nerv import evaluate_nerv
+
+            return evaluate_nerv(self, plan, method, state, Y, float(exaggeration), cost=cost,
+                                 grad=grad)
         if plan.kind != "plain":
             from .approx_terms import evaluate_plan
 

@@ -133,8 +133,26 @@ def _kl_pcost(prep, cross, f):
 
 
 def _kl(engine, plan, method, state, prep, Y, f, cost, grad):
-    form, code = plan.form, plan.code
-    u = prep["u"]
+    """Matrix-normalised KL. The form is read again at every evaluation (dhssne's carries the alpha
+    of its epoch search); right after an epoch that changed it, the gradient is that of its
+    ``grad_form`` (the stale weights), after which the method is told (``grad_form_used``)."""
+    form = method.fused_form(state)
+    if form.kernel != plan.code:
+        raise ValueError(f"method {method.name!r} changed its output kernel during the run "
+                         f"(code {plan.code} to {form.kernel})")
+    if grad and form.grad_form is not None:
+        pcost = _kl_form(engine, form, method, state, prep, Y, f, cost, False)[0]
+        G = _kl_form(engine, form.grad_form, method, state, prep, Y, f, False, True)[1]
+        method.grad_form_used(state)
+        return pcost, G
+    return _kl_form(engine, form, method, state, prep, Y, f, cost, grad)
+
+
+def _kl_form(engine, form, method, state, prep, Y, f, cost, grad):
+    from .exact_kernels import form_params
+
+    code, u = form.kernel, prep["u"]
+    prep = {**prep, "kp": form_params(form)}
     floor = form.eps if form.clamp_q and u is None else 0.0
     Z, _, V = engine.radial(Y, form.eps).sums(
         Sums(code, prep["kp"], vectors=(WG,) if grad else (), charges=u, floor=floor))

@@ -149,6 +149,12 @@ class DynamicHSSNE(KLEmbedding):
         state.data["alpha"] = self.kernel.alpha
         return state
 
+    def prepare_sparse(self, data, **options):
+        """The sparse P of the approximate engines, and the starting alpha."""
+        state = super().prepare_sparse(data, **options)
+        state.data["alpha"] = self.kernel.alpha
+        return state
+
     def output_kernel(self, state):
         return PowerHeavyTailed(state.data["alpha"])  # unfloored: the search may leave (0, 1]
 

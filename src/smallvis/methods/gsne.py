@@ -31,6 +31,17 @@ class GlobalSNE(KLEmbedding):
         np.fill_diagonal(G, 0.0)
         G /= G.sum()
         state.data.update(P_global=G, plogp_global=plogp_constant(G, self.eps))
+        if data.coordinates_euclidean and not data.gaussian_unsquared:  # what bh and fft read
+            state.data["X_global"] = global_coordinates(data)
+        return state
+
+    def prepare_sparse(self, data, **options):
+        """The sparse P of the approximate engines and the centred input coordinates their global
+        term is summed from (its affinities are never stored)."""
+        X = global_coordinates(data) if self.params["lambda"] != 0.0 else None
+        state = super().prepare_sparse(data, **options)
+        if X is not None:
+            state.data["X_global"] = X
         return state
 
     def terms(self, d2, state, exaggeration, *, cost, grad):
@@ -59,6 +70,18 @@ class GlobalSNE(KLEmbedding):
         if lam == 0.0:
             return tsne
         return SumForm(((1.0, tsne), (lam, FusedForm(4, eps=self.eps, input="P_global"))))
+
+
+def global_coordinates(data) -> np.ndarray:
+    """The centred input coordinates the sparse-P engines sum the global affinities from (their
+    squared distances), refusing input that has none."""
+    if not data.coordinates_euclidean or data.gaussian_unsquared:
+        raise ValueError("method 'gsne' on engines 'bh' and 'fft' needs input coordinates under the "
+                         "Euclidean metric (its global affinities 1 + |x_i - x_j|^2 are summed "
+                         "from their moments); use engine 'exact' or 'dense' for a distance "
+                         "matrix, another metric or sparse input")
+    X = np.asarray(data.X, dtype=np.float64)
+    return np.ascontiguousarray(X - X.mean(axis=0))
 
 
 def gsne(perplexity=30.0, inp_kernel="gaussian", eps=EPS, **params):

@@ -196,7 +196,7 @@ KERNELS = {
                             doc="inverse Student-t ``1 + d2``, ``g = -1 / (1 + d2)`` (g-SNE's "
                                 "global term)"),
     "power-heavy": KernelDecl("power-heavy", 5, power_heavy_weight,
-                              power_heavy_grad, power_heavy_log, radial=False,
+                              power_heavy_grad, power_heavy_log,
                               doc="dhssne's power form ``(alpha d2 + 1)^(-1/alpha)``, ``g = w^b``"),
     "tdof": KernelDecl("tdof", 6, tdof_weight, tdof_grad, tdof_log,
                        doc="Student-t with ``dof`` degrees of freedom "

@@ -1,0 +1,123 @@
+"""NeRV on the sparse-P engines (plan ``"nerv"`` of :func:`.approx.approx_plan`): nerv, snerv and
+rsrnerv, ``lambda KL(P || Q) + (1 - lambda) KL(Q || P)`` with a Gaussian ``Q`` normalised per row
+(nerv, rsrnerv) or over all pairs (snerv) and ``P`` floored at ``eps``.
+
+On a pair P does not store, ``P = eps`` and both terms are functions of ``q`` alone:
+``lambda eps (log eps - log q) + (1 - lambda) q log(q / eps)``, with ``log q = log w - log N_i``
+(``w = exp(-d2)``, ``N_i`` the row's or the matrix's normaliser). So every pair is first counted as
+if P stored nothing there, from the engine's all-pairs sums ``S = sum_j w``, ``sum_j w log w``,
+``V = sum_j w (y_i - y_j)`` and ``VL = sum_j w log w (y_i - y_j)`` and the moments of Y
+(``sum_j d2_ij``, ``sum_j (y_i - y_j)``), and the stored pairs then add the difference between
+their true term and that one (:mod:`.approx_nerv_kernels`). With the row form of the stiffness
+``k_ij = lambda (P - q) + (1 - lambda) q (log(P / q) + s_i)`` (``s_i`` the reverse KL of row i,
+or its total over the matrix), on a pair P does not store
+``k_ij = lambda eps + a_i w_ij + b_i (w log w)_ij`` with
+``a_i = (-lambda + (1 - lambda)(log eps + log N_i + s_i)) / N_i`` and ``b_i = -(1 - lambda) / N_i``;
+the gradient is ``2 sum_j (k_ij + k_ji) (y_i - y_j)`` per row (the transposed sums carry the
+charges ``a_j``, ``b_j``) or ``4 sum_j k_ij (y_i - y_j)`` over the matrix.
+
+Q's floor at ``eps`` (the dense engine's ``log max(q, eps)``) applies on the stored pairs only: on
+the others an unfloored ``q < eps`` changes the cost and the forces by less than ``eps`` per pair
+(docs/deviations.md).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .radial_kernels import W, W_LOG_W, WG, WG_LOG_W
+
+GAUSSIAN = 1
+_DATA_KEY = "_sparse_engine_nerv"
+
+
+def _prepared(state, row):
+    """The CSR arrays of P (and of its transpose, for a row-normalised Q), made once per state."""
+    if _DATA_KEY not in state.data:
+        from scipy import sparse
+
+        from .attraction_kernels import csr_arrays
+
+        P = sparse.csr_matrix(state.P, dtype=np.float64)
+        if P.shape[0] != P.shape[1]:
+            raise ValueError(f"a sparse-P engine needs a square P; got shape {P.shape}")
+        state.data[_DATA_KEY] = (csr_arrays(P), csr_arrays(P.T.tocsr()) if row else None)
+    return state.data[_DATA_KEY]
+
+
+def _charged_forces(summer, kp, fn, c):
+    """``sum_{j != i} c_j fn(d2_ij) (y_i - y_j)`` for charges of any sign (a tree summarises a cell
+    by its charge-weighted centre: the positive and negative charges are summed apart)."""
+    from .approx_terms import Sums
+
+    total = None
+    for sign in (1.0, -1.0):
+        part = np.maximum(sign * c, 0.0)
+        if not part.any():
+            continue
+        V = sign * summer.sums(Sums(GAUSSIAN, kp, vectors=(fn,), charges=part))[2][:, 0]
+        total = V if total is None else total + V
+    return 0.0 if total is None else total
+
+
+def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
+    """``(pcost (n,) or None, gradient (n, k) or None)`` of NeRV at ``Y``, exaggeration ``f``."""
+    from .approx_terms import Sums
+    from .exact_kernels import kernel_params
+
+    if not (cost or grad):
+        return None, None
+    form = plan.form
+    lam, eps = float(form.weight), float(form.eps)
+    log_eps = math.log(eps)
+    row = form.normalisation == "row"
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    n, k = Y.shape
+    kp = kernel_params()
+    summer = engine.radial(Y, eps)
+    Z, S, V = summer.sums(Sums(GAUSSIAN, kp, scalars=(W, W_LOG_W),
+                               vectors=(WG, WG_LOG_W) if grad else ()))
+    from . import approx_nerv_kernels as kern
+
+    P, Pt = _prepared(state, row)
+    norm = S[:, 0] if row else np.full(n, Z)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_norm = np.log(norm)
+    if row:  # log N_i is at least the log-sum-exp of the stored pairs' weights, where sums of w
+        # underflow (a point far from every other) or interpolate to 0
+        lse = np.empty(n)
+        kern.stored_logsumexp(P[0], P[1], Y, lse)
+        log_norm = np.fmax(log_norm, lse)
+        norm = np.exp(log_norm)
+    # a row whose normaliser underflows has all-pairs sums 0: they add nothing (not 0 / 0)
+    inv = np.divide(1.0, norm, out=np.zeros(n), where=norm > 0)
+
+    # the reverse KL per row: every pair at P = eps, then the stored pairs' difference
+    rev_stored, fwd_stored = np.empty(n), np.empty(n)
+    kern.stored_sums(*P, Y, f, log_norm, eps, rev_stored, fwd_stored)
+    rev = (S[:, 1] - (log_norm + log_eps) * S[:, 0]) * inv + rev_stored
+    Yc = Y - Y.mean(axis=0)
+    pcost = G = None
+    if cost:
+        d2sum = n * np.einsum("ij,ij->i", Yc, Yc) + np.sum(Yc * Yc)  # sum_j d2_ij
+        fwd = lam * (eps * ((n - 1) * (log_eps + log_norm) + d2sum) + fwd_stored)
+        pcost = fwd + (1.0 - lam) * rev
+    if grad:
+        shift = rev if row else np.full(n, rev.sum())
+        a = (-lam + (1.0 - lam) * (log_eps + log_norm + shift)) * inv
+        b = -(1.0 - lam) * inv
+        moment = n * Yc  # sum_j (y_i - y_j)
+        own = lam * eps * moment + a[:, None] * V[:, 0] + b[:, None] * V[:, 1]
+        stored = np.empty((n, k))
+        kern.stored_forces(*P, Y, f, log_norm, shift, lam, eps, True, stored)
+        if row:
+            other = (lam * eps * moment + _charged_forces(summer, kp, WG, a)
+                     + (_charged_forces(summer, kp, WG_LOG_W, b) if lam != 1.0 else 0.0))
+            back = np.empty((n, k))  # sum_j dk_ji (y_i - y_j) over the stored (j, i)
+            kern.stored_forces(*Pt, Y, f, log_norm, shift, lam, eps, False, back)
+            G = 2.0 * (own + other + stored + back)
+        else:
+            G = 4.0 * (own + stored)
+    return pcost, G

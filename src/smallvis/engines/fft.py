@@ -39,6 +39,7 @@ import numpy as np
 
 from .._util.log import logger
 from .approx import SparseKLEngine
+from .fft_transforms import backward as _backward, forward as _forward, spectrum as _spectrum
 
 # the largest node grid (nodes per dimension) before the intervals are widened past interval_size
 MAX_NODES = {1: 2**20, 2: 1536}
@@ -306,39 +307,3 @@ class GridSums:
             gather(self.cell, self.lw, _backward(F * spec, N, M, workers), out)
             V[:, v] = self.Yc * out[:, :1] - out[:, 1:]
         return Z, S, V
-
-
-def _forward(charges: np.ndarray, M: int, workers: int) -> np.ndarray:
-    """The half spectrum (``rfftn``'s) of the node charges (channels first; the last axis already
-    zero-padded to ``M``), zero-padded to ``M`` along the first node axis in 2-D."""
-    from scipy import fft
-
-    F = fft.rfft(charges, axis=-1, workers=workers)
-    if charges.ndim == 3:
-        padded = np.zeros((F.shape[0], M, F.shape[2]), dtype=F.dtype)
-        padded[:, :F.shape[1]] = F
-        F = fft.fft(padded, axis=1, workers=workers, overwrite_x=True)
-    return F
-
-
-def _backward(F: np.ndarray, N: int, M: int, workers: int) -> np.ndarray:
-    """The inverse of :func:`_forward` restricted to the first ``N`` nodes per dimension (the
-    linear convolution; the rest is wrap-around)."""
-    from scipy import fft
-
-    if F.ndim == 3:
-        F = fft.ifft(F, axis=1, workers=workers, overwrite_x=True)[:, :N]
-    return fft.irfft(F, n=M, axis=-1, workers=workers)[..., :N]
-
-
-def _spectrum(K: np.ndarray, k: int, workers: int) -> np.ndarray:
-    """The DFT of the kernel on the circulant grid of length ``2 L`` per dimension, shaped as the
-    half spectrum of :func:`_forward`: the even extension of the quadrant ``K``
-    (``(1 or L + 1, L + 1)``) has the real DFT ``DCT-I(K)``; in 2-D its first axis is mirrored
-    back to ``2 L``."""
-    from scipy import fft
-
-    if k == 1:
-        return fft.dct(K[0], type=1, workers=workers)
-    S = fft.dctn(K, type=1, workers=workers)
-    return np.concatenate([S, S[-2:0:-1]], axis=0)

@@ -31,7 +31,8 @@ class FrozenField:
         import numba
 
         from . import fft_kernels as kern
-        from .fft import _backward, _forward, _spectrum
+        from .fft_transforms import (backward as _backward, forward as _forward,
+                                     spectrum as _spectrum)
 
         nf, k = Yf.shape
         lo, hi = Y_all.min(axis=0), Y_all.max(axis=0)

@@ -214,7 +214,8 @@ class SparseKLEngine:
     def __init__(self, knn: str = "auto"):
         from .._util.names import match_name
 
-        self.knn = match_name(knn, ("auto", "exact", "nndescent", "pynndescent"), f"engine {self.name!r} option knn")
+        self.knn = match_name(knn, ("auto", "exact", "nndescent", "pynndescent"),
+                              f"engine {self.name!r} option knn")
 
     # -- set-up ---------------------------------------------------------------------------------
     def plan(self, method):
@@ -345,7 +346,7 @@ class SparseKLEngine:
 
     def _evaluate_plain(self, method, state, Y, exaggeration=1.0, *, cost=True, grad=True):
         """KL with a symmetric P, a matrix-normalised Q and a Student-t or heavy-tailed kernel."""
-        from .attraction_kernels import attraction, attraction_cost, attraction_rows
+        from .attraction_kernels import attraction_cost, attraction_rows
 
         form, (indptr, indices, data), rowsum = self._form(method, state)
         if not (cost or grad):
@@ -373,7 +374,7 @@ class SparseKLEngine:
                 G *= root
         elif grad:
             A = np.empty((n, k))
-            attraction(indptr, indices, data, Y, code, alpha, A)
+            attraction_rows(indptr, indices, data, Y, np.arange(n, dtype=np.int64), code, alpha, A)
             G = 4.0 * (f * A - R / Z)
             if root != 1.0:
                 G *= root

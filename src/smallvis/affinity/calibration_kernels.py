@@ -231,6 +231,29 @@ def row_weights(beta, d, w, bits, q, logs):
 # --- dense rows, the R path: each point starts from the previous point's beta --------------------
 
 
+# Element loops rather than slice assignment: numba's slice-assignment shape check builds its
+# error message from strings, seconds of compilation on first use.
+
+
+@njit(cache=True, error_model="numpy")
+def _drop_entry(row, i, out):
+    """``out`` = ``row`` without entry ``i`` (len(row) - 1 values)."""
+    for j in range(i):
+        out[j] = row[j]
+    for j in range(i + 1, row.shape[0]):
+        out[j - 1] = row[j]
+
+
+@njit(cache=True, error_model="numpy")
+def _insert_zero(w, i, row):
+    """``row`` = ``w`` with a 0 inserted at ``i`` (the inverse of :func:`_drop_entry`)."""
+    for j in range(i):
+        row[j] = w[j]
+    row[i] = 0.0
+    for j in range(i, w.shape[0]):
+        row[j + 1] = w[j]
+
+
 @njit(cache=True, error_model="numpy")
 def calibrate_block_warm(A, row0, log_u, n_fallback, beta, tol, max_tries, betas, dint, failed):
     """Calibrate the rows ``row0 .. row0 + len(A) - 1`` of an (n, n) matrix, in place.
@@ -251,15 +274,12 @@ def calibrate_block_warm(A, row0, log_u, n_fallback, beta, tol, max_tries, betas
     for r in range(b):
         i = row0 + r
         row = A[r]
-        d[:i] = row[:i]
-        d[i:] = row[i + 1:]
+        _drop_entry(row, i, d)
         beta, dint[i], ok = _warm_row(d, log_u[i], n_fallback[i], beta, tol, max_tries, sel, w,
                                       bits, logs)
         betas[i] = beta
         failed[i] = not ok
-        row[:i] = w[:i]
-        row[i] = 0.0
-        row[i + 1:] = w[i:]
+        _insert_zero(w, i, row)
     return beta
 
 
@@ -271,11 +291,27 @@ def _warm_row(d, log_u, n_fallback, beta, tol, max_tries, sel, w, bits, logs):
     beta, ok = bisect_row(d, log_u, beta, tol, max_tries, sel, w, bits)
     if ok:
         return beta, row_weights(beta, d, w, bits, sel, logs)[2], True
-    order = np.argsort(d, kind="mergesort")
-    w[:] = 0.0
-    for t in range(n_fallback):
-        w[order[t]] = 1.0 / n_fallback
+    _mark_smallest(d, n_fallback, 1.0 / n_fallback, w)
     return 1.0, 0.0, False
+
+
+@njit(cache=True, error_model="numpy")
+def _mark_smallest(d, count, value, out):
+    """``out[j] = value`` on the ``count`` smallest entries of ``d`` (ties: lower index first,
+    as a stable sort), 0 elsewhere; ``out`` may be ``d`` itself. A selection in ``count`` passes
+    (the fallback of a failed row, rare) rather than ``np.argsort``, whose stable sort costs
+    seconds of compilation on first use."""
+    m = d.shape[0]
+    values = d.copy()
+    taken = np.zeros(m, dtype=np.bool_)
+    for _ in range(min(count, m)):
+        best = -1
+        for j in range(m):
+            if not taken[j] and (best < 0 or values[j] < values[best]):
+                best = j
+        taken[best] = True
+    for j in range(m):
+        out[j] = value if taken[j] else 0.0
 
 
 @njit(cache=True, error_model="numpy")
@@ -321,21 +357,15 @@ def calibrate_block_independent(A, row0, u, n_fallback, tol, max_tries, failed):
         sel = np.empty(n - 1)
         w = np.empty(n - 1)
         bits = np.empty(n - 1, dtype=np.int64)
-        d[:i] = row[:i]
-        d[i:] = row[i + 1:]
+        _drop_entry(row, i, d)
         beta, ok = bisect_row(d, math.log(u[i]), _independent_start(u[i], row), tol, max_tries,
                               sel, w, bits)
         if ok:
             exp_neg(beta, d, w, bits)
-            row[:i] = w[:i]
-            row[i] = 0.0
-            row[i + 1:] = w[i:]
+            _insert_zero(w, i, row)
         else:
             failed[i] = True
-            order = np.argsort(row, kind="mergesort")
-            row[:] = 0.0
-            for t in range(n_fallback[i]):
-                row[order[t]] = 1.0
+            _mark_smallest(row, n_fallback[i], 1.0, row)
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
@@ -363,7 +393,8 @@ def calibrate_knn_independent(D, u, tol, max_tries):
             betas[i] = beta
         else:
             failed[i] = True
-            w[:] = 1.0 / k
+            for j in range(k):
+                w[j] = 1.0 / k
     return W, betas, dint, failed
 
 

@@ -300,10 +300,71 @@ def test_quality_metrics_under_the_input_metric(tfidf):
     X, y = tfidf
     Y = SmallVis("umap", metric="cosine", random_state=0).fit_transform(X)
     out = compute_metrics(X, Y, metric="cosine")
-    assert set(out) == {"k", "knn_preservation"} and 0 < out["knn_preservation"] <= 1
+    assert set(out) == {"k", "knn_preservation", "trustworthiness", "continuity", "rnx_auc"}
+    assert all(0 < out[name] <= 1 for name in out if name != "k")
     D = resolve_metric("cosine").pairwise(X, X)
     np.fill_diagonal(D, 0.0)
     assert knn_preservation(D, Y, 15, metric="precomputed") == pytest.approx(
         out["knn_preservation"], abs=0.02)  # tied cosine distances may swap a neighbour
+    # the rank metrics read the same cosine distances, from the rows or from the matrix
+    from_matrix = compute_metrics(D, Y, metric="precomputed")
+    for name in ("trustworthiness", "continuity", "rnx_auc"):
+        assert from_matrix[name] == pytest.approx(out[name], abs=1e-12)
     G = sparse.csr_matrix(np.where(D <= np.sort(D, axis=1)[:, [15]], D, 0.0))
     assert knn_preservation(G, Y, 10, metric="precomputed") > 0
+    assert set(compute_metrics(G, Y, 10, metric="precomputed")) == {"k", "knn_preservation"}
+
+
+@pytest.mark.parametrize("metric", ["cosine", "manhattan", ("minkowski", {"p": 3})])
+def test_rank_metrics_under_a_metric_match_scikit_learn(metric):
+    """Trustworthiness under the input's metric equals scikit-learn's (distinct distances); the
+    triplets read the same distances from rows or from the matrix."""
+    from sklearn.manifold import trustworthiness as sk_trustworthiness
+
+    from smallvis.metrics import random_triplet_accuracy, trustworthiness
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 8))
+    Y = X[:, :2] + 0.3 * rng.normal(size=(120, 2))
+    m = resolve_metric(metric)
+    D = m.pairwise(X, X)
+    ours = trustworthiness(X, Y, 7, metric=metric)
+    assert ours == pytest.approx(sk_trustworthiness(D, Y, n_neighbors=7, metric="precomputed"),
+                                 abs=1e-12)
+    assert ours != pytest.approx(trustworthiness(X, Y, 7), abs=1e-6)  # the metric mattered
+    assert random_triplet_accuracy(X, Y, 5000, metric=metric) == \
+        random_triplet_accuracy(D, Y, 5000, metric="precomputed")
+
+
+def test_rank_metrics_refuse_a_knn_graph():
+    from smallvis.metrics import random_triplet_accuracy, trustworthiness
+
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    G = sparse.csr_matrix(np.where(X[:, :1] > 0, 1.0, 0.0) @ np.ones((1, 50)))
+    with pytest.raises(ValueError, match="kNN graph"):
+        trustworthiness(G, X[:, :2], 5, metric="precomputed")
+    with pytest.raises(ValueError, match="kNN graph"):
+        random_triplet_accuracy(G, X[:, :2], metric="precomputed")
+    with pytest.raises(ValueError, match="square distance matrix"):
+        trustworthiness(X, X[:, :2], 5, metric="precomputed")
+
+
+@pytest.mark.parametrize("name", METRICS)
+def test_paired_distances_equal_pairwise(name):
+    """Metric.paired (triplets) gives the entries of Metric.pairwise, degenerate rows included."""
+    rng = np.random.default_rng(0)
+    if name == "haversine":
+        X = rng.uniform(-1.5, 1.5, size=(30, 2))
+    elif name in ("hamming", "jaccard"):
+        X = (rng.random((30, 6)) > 0.5).astype(float)
+        X[2] = 0.0
+    else:
+        X = rng.normal(size=(30, 6))
+        X[3], X[7], X[10] = 0.0, 5.0, X[11]  # zero, constant and duplicate rows
+    a, b = rng.integers(30, size=400), rng.integers(30, size=400)
+    m = resolve_metric(name)
+    np.testing.assert_allclose(m.paired(X, a, b), m.pairwise(X, X)[a, b], rtol=1e-12, atol=1e-12)
+    if name in SPARSE_METRICS:
+        S = sparse.csr_matrix(X)
+        np.testing.assert_allclose(m.paired(S, a, b), m.pairwise(S, S)[a, b], rtol=1e-12,
+                                   atol=1e-12)

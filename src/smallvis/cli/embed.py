@@ -243,8 +243,8 @@ def _cmd_embed(args) -> int:
 
 
 def _quality(X, res, kwargs) -> dict:
-    """--metrics under the run's metric (another metric or sparse input: kNN preservation only,
-    since the rank metrics read Euclidean distances of dense rows)."""
+    """--metrics under the run's metric (a kNN graph as input: kNN preservation only, since the
+    rank metrics and triplets need every pair's distance)."""
     metric = kwargs.get("metric", "euclidean")
     if isinstance(metric, str) and metric.strip().lower().startswith("pre"):
         metric = "precomputed"  # neighbours read from the distance matrix's rows

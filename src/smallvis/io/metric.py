@@ -90,6 +90,24 @@ class Metric:
             _fix_degenerate(D, _degenerate(A, self.name), _degenerate(B, self.name))
         return D
 
+    def paired(self, X, a, b) -> np.ndarray:
+        """Distances (m,), float64, of the pairs of rows ``(X[a[t]], X[b[t]])`` (dense or sparse
+        ``X``), equal to the matching entries of :meth:`pairwise` up to rounding."""
+        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+        if self.name == "callable":
+            if _is_numba(self.func):
+                return np.asarray(_numba_kernels(self.func)[1](_dense(X), a, b), dtype=np.float64)
+            rows = _dense(X)
+            return np.array([float(self.func(rows[i], rows[j])) for i, j in zip(a, b)])
+        if _is_sparse(X) and self.name in SPARSE_METRICS:
+            return _sparse_pairs(self.name, X, a, b)
+        out = np.empty(a.size)
+        step = max(1, (1 << 22) // max(1, X.shape[1]))  # two (step, p) blocks of 32 MiB
+        for s in range(0, a.size, step):
+            A, B = _dense(X[a[s:s + step]]), _dense(X[b[s:s + step]])
+            out[s:s + step] = _paired_dense(self.name, self.kwds, A, B)
+        return out
+
     def to_candidates(self, X, rows: np.ndarray, cand: np.ndarray) -> np.ndarray:
         """Distances (b, m) from ``X[rows[r]]`` to ``X[cand[r, j]]``, float64."""
         rows, cand = np.asarray(rows, dtype=np.int64), np.asarray(cand, dtype=np.int64)
@@ -223,6 +241,54 @@ def _sparse_pairs(name: str, X, a: np.ndarray, b: np.ndarray) -> np.ndarray:
             sq = np.asarray(diff.multiply(diff).sum(axis=1)).ravel()
             out[s:s + step] = sq if name == "sqeuclidean" else np.sqrt(sq)
     return out
+
+
+def _paired_dense(name: str, kwds: dict, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Row-by-row distances of ``A`` and ``B`` (m, p) under a named metric, as scipy's ``cdist``
+    defines it (and this module's rule for degenerate rows under cosine and correlation)."""
+    if name == "haversine":
+        h = (np.sin(0.5 * (A[:, 0] - B[:, 0])) ** 2
+             + np.cos(A[:, 0]) * np.cos(B[:, 0]) * np.sin(0.5 * (A[:, 1] - B[:, 1])) ** 2)
+        return 2.0 * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
+    if name in _DIRECTIONAL:
+        if name == "correlation":
+            A = A - A.mean(axis=1, keepdims=True)
+            B = B - B.mean(axis=1, keepdims=True)
+        na, nb = np.sqrt(np.einsum("ij,ij->i", A, A)), np.sqrt(np.einsum("ij,ij->i", B, B))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            d = np.clip(1.0 - np.einsum("ij,ij->i", A, B) / (na * nb), 0.0, 2.0)
+        deg_a, deg_b = _degenerate(A, name), _degenerate(B, name)
+        if name == "correlation":  # a centred constant row is all zero
+            deg_a, deg_b = ~np.any(A != 0, axis=1), ~np.any(B != 0, axis=1)
+        d[deg_a | deg_b] = 1.0
+        d[deg_a & deg_b] = 0.0
+        return d
+    diff = np.abs(A - B)
+    if name in ("euclidean", "sqeuclidean"):
+        sq = np.einsum("ij,ij->i", diff, diff)
+        return sq if name == "sqeuclidean" else np.sqrt(sq)
+    if name == "manhattan":
+        return diff.sum(axis=1)
+    if name == "chebyshev":
+        return diff.max(axis=1, initial=0.0)
+    if name == "minkowski":
+        p = kwds.get("p", 2.0)
+        return (diff ** p).sum(axis=1) ** (1.0 / p)
+    if name == "hamming":
+        return np.mean(A != B, axis=1)
+    if name == "jaccard":
+        nonzero = (A != 0) | (B != 0)
+        union = nonzero.sum(axis=1)
+        differ = ((A != B) & nonzero).sum(axis=1)
+        return np.where(union > 0, differ / np.maximum(union, 1), 0.0)
+    if name == "canberra":
+        total = np.abs(A) + np.abs(B)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(total > 0, diff / total, 0.0).sum(axis=1)
+    if name == "braycurtis":
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return diff.sum(axis=1) / np.abs(A + B).sum(axis=1)
+    raise ValueError(f"no paired distances for metric {name!r}")  # pragma: no cover (METRICS)
 
 
 def _degenerate(A: np.ndarray, name: str) -> np.ndarray:

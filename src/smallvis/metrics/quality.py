@@ -25,7 +25,8 @@ import numpy as np
 
 from .._util.log import logger
 from .._util.names import match_name
-from .rank import (_BLOCK_BYTES, RANK_MAX_N, RANK_NAMES, RANK_SEED, _check, continuity,
+from .inputs import InputSpace
+from .rank import (_BLOCK_BYTES, RANK_MAX_N, RANK_NAMES, RANK_SEED, _check, _check_k, continuity,
                    rank_metrics, rnx_auc, rnx_curve, trustworthiness)
 
 __all__ = ["METRIC_K", "METRIC_NAMES", "RANK_MAX_N", "compute_metrics", "continuity",
@@ -90,7 +91,8 @@ def knn_preservation(X, Y, k: int = 15, *, metric="euclidean") -> float:
     return float(kept / nx.size)
 
 
-def random_triplet_accuracy(X, Y, n_triplets: int = 100_000, random_state=RANK_SEED) -> float:
+def random_triplet_accuracy(X, Y, n_triplets: int = 100_000, random_state=RANK_SEED, *,
+                            metric="euclidean") -> float:
     """Fraction of random triplets whose distance order is the same in the input and the output.
 
     Triplets ``(i, j, l)`` of distinct points are drawn uniformly (seeded by ``random_state``,
@@ -101,16 +103,19 @@ def random_triplet_accuracy(X, Y, n_triplets: int = 100_000, random_state=RANK_S
     Parameters
     ----------
     X, Y : arrays (n, p), (n, d)
-        Input data and embedding, ``n >= 3``.
+        Input data and embedding, ``n >= 3``. ``X`` may be scipy sparse, or an (n, n) distance
+        matrix with ``metric="precomputed"``.
     n_triplets : int
         Number of triplets, at least 1.
+    metric : str, (str, dict) or callable
+        The input's metric (:mod:`smallvis.io.metric`; Euclidean by default) or ``"precomputed"``.
 
     Returns
     -------
     float in [0, 1]
     """
-    X, Y, _ = _check(X, Y, None)
-    n = X.shape[0]
+    X, Y, _ = _check(X, Y, None, metric, "random_triplet_accuracy")
+    n = Y.shape[0]
     if n < 3:
         raise ValueError(f"random_triplet_accuracy needs at least 3 points; got {n}")
     if isinstance(n_triplets, bool) or not isinstance(n_triplets, (int, np.integer)) or n_triplets < 1:
@@ -122,6 +127,11 @@ def random_triplet_accuracy(X, Y, n_triplets: int = 100_000, random_state=RANK_S
     h = rng.integers(n - 2, size=n_triplets)  # the third point: skip i and j
     h += h >= lo
     h += h >= hi
+    if isinstance(X, InputSpace):
+        closer_x = X.pairs(i, j) < X.pairs(i, h)
+        closer_y = np.einsum("ij,ij->i", Y[i] - Y[j], Y[i] - Y[j]) < np.einsum(
+            "ij,ij->i", Y[i] - Y[h], Y[i] - Y[h])
+        return int(np.count_nonzero(closer_x == closer_y)) / n_triplets
     agree = 0
     step = max(1, _BLOCK_BYTES // (8 * max(X.shape[1], Y.shape[1])))
     for s in range(0, n_triplets, step):
@@ -176,6 +186,12 @@ METRIC_NAMES = ("knn_preservation", "trustworthiness", "continuity", "rnx_auc",
 K_METRICS = ("knn_preservation", "trustworthiness", "continuity")  # those that depend on k
 
 
+def _is_graph(X, metric) -> bool:
+    """``X`` a sparse kNN distance graph (``metric="precomputed"``, scipy sparse)."""
+    return (hasattr(X, "tocsr") and isinstance(metric, str)
+            and metric.strip().lower() == "precomputed")
+
+
 def _euclidean(metric) -> bool:
     return metric is None or (isinstance(metric, str) and metric.strip().lower() in ("euclidean",
                                                                                      "l2"))
@@ -195,23 +211,27 @@ def compute_metrics(X, Y, k: int = METRIC_K, *, which=None, cost=None, perplexit
     same random subsample as ``rnx_auc``, and ``pbic`` requires ``cost`` and ``perplexity``. When a
     rank metric used a subsample, ``"rank_subsample"`` gives its size.
 
-    ``metric``: the input's metric. Under another metric than Euclidean only ``knn_preservation``
-    (and ``pbic``) are computed: the rank metrics and triplets read Euclidean input distances.
+    ``metric``: the input's metric (:mod:`smallvis.io.metric`) or ``"precomputed"``; every metric
+    reads the input distances under it. With a sparse kNN graph (``"precomputed"``, sparse ``X``)
+    only ``knn_preservation`` (and ``pbic``) can be computed: the others need every pair.
     """
     names = None if which is None else [match_name(w, METRIC_NAMES, "metric")
                                         for w in ([which] if isinstance(which, str) else which)]
-    if not _euclidean(metric) or hasattr(X, "tocsr"):
+    if _is_graph(X, metric):
         out = {"k": k, "knn_preservation": knn_preservation(X, Y, k, metric=metric)}
+        if names is not None and set(names) - {"knn_preservation", "pbic"}:
+            logger.warning("metrics %s skipped: a kNN graph has only each point's nearest "
+                           "distances", ", ".join(sorted(set(names) - {"knn_preservation", "pbic"})))
         if cost is not None and perplexity is not None:
             out["pbic"] = pbic(cost, perplexity, np.shape(Y)[0])
         return out
-    X, Y, _ = _check(X, Y, None)
-    n = X.shape[0]
+    X, Y, _ = _check(X, Y, None, metric)
+    n = Y.shape[0]
     out = {"k": k}
     if k >= n:
         logger.warning("metrics skipped: need more than %d points", k)
         return out
-    _check(X, Y, k)
+    _check_k(k, n)
     if names is None:
         names = ["knn_preservation"]
         if n <= RANK_MAX_N and k < n / 2:
@@ -220,13 +240,14 @@ def compute_metrics(X, Y, k: int = METRIC_K, *, which=None, cost=None, perplexit
             names.append("rnx_auc")
         if cost is not None and perplexity is not None:
             names.append("pbic")
+    raw = X.X if isinstance(X, InputSpace) else X
     if "knn_preservation" in names:
-        out["knn_preservation"] = knn_preservation(X, Y, k)
+        out["knn_preservation"] = knn_preservation(raw, Y, k, metric=metric)
     rank = [name for name in RANK_NAMES if name in names]
     if rank:
         out.update(rank_metrics(X, Y, k, rank, max_n=RANK_MAX_N))
     if "random_triplet_accuracy" in names:
-        out["random_triplet_accuracy"] = random_triplet_accuracy(X, Y)
+        out["random_triplet_accuracy"] = random_triplet_accuracy(raw, Y, metric=metric)
     if "pbic" in names:
         if cost is None or perplexity is None:
             raise ValueError("metric 'pbic' needs the final KL cost and a numeric perplexity")

@@ -103,6 +103,11 @@ class Affinities:
             self._V = self._V()
         return self._V
 
+    @property
+    def kept_V(self):
+        """``V`` when it is kept (sparse kernels), None when reading it would recompute it."""
+        return None if callable(self._V) else self._V
+
 
 # --- input kernels: (data, perplexity) -> Calibration-like --------------------------------------
 

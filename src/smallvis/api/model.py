@@ -87,7 +87,7 @@ def _kernel_rows(data, state):
     """The fit's sparse input kernel values (CSR, int32 indices) when its neighbours are kept."""
     from scipy import sparse
 
-    V = getattr(getattr(state, "affinities", None), "V", None)
+    V = getattr(getattr(state, "affinities", None), "kept_V", None)  # never recomputed here
     if V is None or not sparse.issparse(V) or data.known_neighbors() is None:
         return None
     V = sparse.csr_matrix(V, dtype=np.float64)

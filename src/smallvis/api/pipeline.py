@@ -207,6 +207,7 @@ def _run(eng, m, data, plan: RunPlan, config: RunConfig, *, rng, extras, pca_app
         Y = np.ascontiguousarray(Y, dtype=np.float64)
     else:
         Y = initial_layout(plan.init, context, None if frozen is not None else plan.Y_init_sdev)
+    data.release()  # what the method keeps is in its state: no (n, n) distances while it runs
     objective = Objective(m, state, eng, frozen=frozen)
     if stochastic:  # the engine's epochs, run as the driver's optimiser
         optimizer = EpochStepper(eng.epochs(m, state, n_epochs=s.max_iter, eta=plan.eta,

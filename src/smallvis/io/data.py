@@ -98,6 +98,14 @@ class InputData:
                 self._cache["R"] = R
         return self._cache["R"]
 
+    def release(self, *names: str) -> None:
+        """Forget the cached (n, n) matrices ``names`` (``"D2"``, ``"R"``; both when none are
+        named): a later call computes them again, with the same values. The run calls it once the
+        method and the start have what they need, so that an exact run does not carry the input
+        distances through the optimisation."""
+        for name in names or ("D2", "R"):
+            self._cache.pop(name, None)
+
     def kernel_distances(self, squared: bool) -> np.ndarray:
         """The matrix a Gaussian-type kernel ``exp(-beta D)`` reads: squared distances when
         ``squared`` (unless :attr:`gaussian_unsquared`, the original's quirk), else distances."""

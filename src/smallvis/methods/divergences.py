@@ -12,9 +12,19 @@ from scipy.special import xlogy
 
 
 def plogp_constant(P: np.ndarray, eps: float) -> np.ndarray:
-    """Column sums of ``P_c log P_c`` with ``P_c = max(P, eps)`` (the original's clamped constant term)."""
-    Pc = np.maximum(P, eps)
-    return np.sum(Pc * np.log(Pc), axis=0)
+    """Column sums of ``P_c log P_c`` with ``P_c = max(P, eps)`` (the original's clamped constant term).
+
+    Accumulated row by row, the order of ``np.sum(..., axis=0)`` on a C-ordered (n, n) array (the
+    same bits), without its three (n, n) temporaries."""
+    P = np.asarray(P)
+    if P.ndim != 2 or not P.flags.c_contiguous:
+        Pc = np.maximum(P, eps)
+        return np.sum(Pc * np.log(Pc), axis=0)
+    total = np.zeros(P.shape[1])
+    for row in P:
+        pc = np.maximum(row, eps)
+        total += pc * np.log(pc)
+    return total
 
 
 def output_probabilities(W: np.ndarray, normalisation: str, clamp: float | None) -> np.ndarray:

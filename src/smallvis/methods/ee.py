@@ -44,6 +44,7 @@ class ElasticEmbedding(Method):
         state = super().prepare(data, extras=extras)
         if self.params["neg_weights"]:
             R = data.distances()
+            data.release("D2")  # P is calibrated: one (n, n) matrix less while Vn is formed
             state.data["Vn"] = R / R.sum()
         else:
             state.data["Vn"] = np.ones_like(state.P)
@@ -84,12 +85,17 @@ class TEE(Method):
 
     def prepare(self, data, *, extras=frozenset()):
         state = super().prepare(data, extras=extras)
+        data.release("D2")  # P is calibrated
         V = unnormalised_affinities(state)
         N = V.sum()
-        Vc = np.maximum(V, self.eps)
-        lam = self.params["lambda"]
-        state.data.update(V=V, N=N, const=(np.sum(Vc * np.log(Vc), axis=0)
-                                           - lam * Vc.sum(axis=0)) / N)
+        # column sums of Vc log Vc and Vc (Vc = V floored at eps) accumulated row by row: the
+        # order of np.sum(axis=0), without three (n, n) temporaries
+        vlogv, vsum = np.zeros(V.shape[1]), np.zeros(V.shape[1])
+        for row in V:
+            vc = np.maximum(row, self.eps)
+            vlogv += vc * np.log(vc)
+            vsum += vc
+        state.data.update(V=V, N=N, const=(vlogv - self.params["lambda"] * vsum) / N)
         return state
 
     def prepare_sparse(self, data, *, knn_method="auto", random_state=None):

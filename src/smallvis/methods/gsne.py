@@ -27,7 +27,12 @@ class GlobalSNE(KLEmbedding):
 
     def prepare(self, data, *, extras=frozenset()):
         state = super().prepare(data, extras=extras)
-        G = (data.distances() if data.gaussian_unsquared else data.squared_distances()) + 1.0
+        if data.gaussian_unsquared:
+            G = data.distances() + 1.0
+        else:  # the squared distances are the run's own array: reused in place
+            G = data.squared_distances()
+            data.release("D2")
+            G += 1.0
         np.fill_diagonal(G, 0.0)
         G /= G.sum()
         state.data.update(P_global=G, plogp_global=plogp_constant(G, self.eps))

@@ -512,3 +512,24 @@ def test_near_coincident_points_dense_and_exact_agree(X60, name):
     exact_engine.plan(method)
     exact = exact_engine.evaluate(method, state, Y)[0]
     np.testing.assert_allclose(dense.sum(), exact.sum(), rtol=1e-10)
+
+
+@pytest.mark.parametrize("method", ["asne", "basne", "wtsne"])
+def test_general_form_reads_p_columns_from_its_transpose(X60, method, monkeypatch):
+    """An asymmetric P's columns come from a C-ordered transpose (P itself when symmetric); with
+    no memory for it they are read with a stride: the same numbers either way."""
+    import smallvis.engines.exact as exact
+
+    def run():
+        return smallvis(X60, method=method, engine="exact", max_iter=20, random_state=0,
+                        Y_init="rand", verbose=False, ret_extra=False)
+
+    with_t = run()
+    seen = []
+    original = exact._transpose_of
+    monkeypatch.setattr(exact, "_transpose_of",
+                        lambda P: seen.append(original(P, budget=1)) or seen[-1])
+    strided = run()
+    np.testing.assert_array_equal(with_t, strided)
+    symmetric = method == "wtsne"
+    assert seen and (seen[0].shape == (0, 0)) != symmetric

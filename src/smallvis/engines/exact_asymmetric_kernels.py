@@ -101,22 +101,61 @@ def weight_rows(Yt, code, kp, beta, u, bounds, d2_scratch, w_scratch, g_scratch,
     reduce_chunks(bounds, np.empty((0, 0, 0)), cbuf, False, True, np.empty((0, 0)), Z)
 
 
+@njit(cache=True, error_model="numpy")
+def _pair_row(prow, pcol, f, fg, clamp, eps, by_row, zi, zt, wa, ga, wb, gb, qa, qb, kk, m,
+              want_grad, want_cost, terms, cb):
+    """Row ``i``'s pairs ``(i, i + 1 + j)``, ``j < m``: ``q_ij``, ``q_ji`` into ``qa``, ``qb``; with
+    ``want_grad`` the stiffness ``kk``; with ``want_cost`` the cross terms of point i into
+    ``terms`` and those of the points after it added to ``cb``. ``prow`` = P[i, i+1:], ``pcol`` =
+    P[i+1:, i] (a row of P's transpose, or the strided column itself)."""
+    for j in range(m):
+        qij = wa[j] * zi
+        qji = wb[j] * zt[j]
+        if clamp and qij < eps:
+            qij = eps
+        if clamp and qji < eps:
+            qji = eps
+        qa[j] = qij
+        qb[j] = qji
+        if want_grad:
+            kk[j] = 2.0 * ((fg * prow[j] - qij) * ga[j] + (fg * pcol[j] - qji) * gb[j])
+    if want_cost:
+        for j in range(m):
+            pij = f * prow[j]
+            pji = f * pcol[j]
+            vij = 0.0
+            vji = 0.0
+            if pij != 0.0 or qa[j] != qa[j]:  # xlogy(0, q) = 0 (NaN stays NaN)
+                vij = pij * math.log(qa[j])
+            if pji != 0.0 or qb[j] != qb[j]:
+                vji = pji * math.log(qb[j])
+            if by_row:  # point i gets P_ij log q_ij, point j gets P_ji log q_ji
+                terms[j] = vij
+                cb[j] += vji
+            else:  # by columns: the other way round
+                terms[j] = vji
+                cb[j] += vij
+
+
 @njit(parallel=True, cache=True, error_model="numpy")
-def kl_pair_terms(P, Yt, f, fg, code, kp, clamp, eps, by_row, inv_z, beta, u, bounds, want_cost,
-                  want_grad, d2_scratch, wa_scratch, ga_scratch, wb_scratch, gb_scratch,
-                  qa_scratch, qb_scratch, k_scratch, gbuf, cbuf, G, cross):
+def kl_pair_terms(P, PT, Yt, f, fg, code, kp, clamp, eps, by_row, inv_z, beta, u, bounds,
+                  want_cost, want_grad, d2_scratch, wa_scratch, ga_scratch, wb_scratch,
+                  gb_scratch, qa_scratch, qb_scratch, k_scratch, gbuf, cbuf, G, cross):
     """Per-pair pass: ``G`` (n, k) the gradient ``sum_j K_ij (y_i - y_j)`` (with ``fg P``) and
     ``cross`` (n,) the sums of ``xlogy(f P, Q)`` by rows (``by_row``) or by columns.
 
-    ``inv_z`` (n,): ``1 / Z_i``; ``beta`` (n,) the per-point precisions or empty; ``u`` (n,) the
-    per-point output weights or empty; ``kp``: the kernel parameters; ``clamp``: Q floored at
-    ``eps``. Scratch: ``*_scratch`` (chunks, n); ``gbuf`` (chunks, k, n) and ``cbuf`` (chunks, n)
-    hold each chunk's partial sums.
+    ``PT``: P's transpose, C-ordered (P itself when P is symmetric), so that ``P[i + 1:, i]`` is
+    read as a contiguous row; an empty (0, 0) array reads P's columns with a stride (slow for
+    large n: every entry on its own cache line). ``inv_z`` (n,): ``1 / Z_i``; ``beta`` (n,) the
+    per-point precisions or empty; ``u`` (n,) the per-point output weights or empty; ``kp``: the
+    kernel parameters; ``clamp``: Q floored at ``eps``. Scratch: ``*_scratch`` (chunks, n);
+    ``gbuf`` (chunks, k, n) and ``cbuf`` (chunks, n) hold each chunk's partial sums.
     """
     k, n = Yt.shape
     chunks = bounds.shape[0] - 1
     scaled = beta.shape[0] > 0
     weighted = u.shape[0] > 0
+    transposed = PT.shape[0] == n
     one = np.ones(1)
     for c in prange(chunks):
         lo, hi = bounds[c], bounds[c + 1]
@@ -138,41 +177,20 @@ def kl_pair_terms(P, Yt, f, fg, code, kp, clamp, eps, by_row, inv_z, beta, u, bo
                 if weighted:
                     _times_point_weights(u, i, wa, m)
                 wb, gb = wa, ga
-            prow = P[i, i + 1:]
-            pcol = P[i + 1:, i]
-            zi = inv_z[i]
-            zt = inv_z[i + 1:]
-            for j in range(m):
-                qij = wa[j] * zi
-                qji = wb[j] * zt[j]
-                if clamp and qij < eps:
-                    qij = eps
-                if clamp and qji < eps:
-                    qji = eps
-                qa[j] = qij
-                qb[j] = qji
-                if want_grad:
-                    kk[j] = 2.0 * ((fg * prow[j] - qij) * ga[j] + (fg * pcol[j] - qji) * gb[j])
-            if want_grad:  # d2 is free: the terms' scratch
-                add_pair_forces(Yt, i, kk, gbuf[c], m, d2)
+            cb = cbuf[c, i + 1:]
+            # d2 is free from here: the cost terms' scratch, then the forces'
+            if transposed:
+                _pair_row(P[i, i + 1:], PT[i, i + 1:], f, fg, clamp, eps, by_row, inv_z[i],
+                          inv_z[i + 1:], wa, ga, wb, gb, qa, qb, kk, m, want_grad, want_cost,
+                          d2, cb)
+            else:
+                _pair_row(P[i, i + 1:], P[i + 1:, i], f, fg, clamp, eps, by_row, inv_z[i],
+                          inv_z[i + 1:], wa, ga, wb, gb, qa, qb, kk, m, want_grad, want_cost,
+                          d2, cb)
             if want_cost:
-                cb = cbuf[c, i + 1:]
-                for j in range(m):
-                    pij = f * prow[j]
-                    pji = f * pcol[j]
-                    vij = 0.0
-                    vji = 0.0
-                    if pij != 0.0 or qa[j] != qa[j]:  # xlogy(0, q) = 0 (NaN stays NaN)
-                        vij = pij * math.log(qa[j])
-                    if pji != 0.0 or qb[j] != qb[j]:
-                        vji = pji * math.log(qb[j])
-                    if by_row:  # point i gets P_ij log q_ij, point j gets P_ji log q_ji
-                        d2[j] = vij
-                        cb[j] += vji
-                    else:  # by columns: the other way round
-                        d2[j] = vji
-                        cb[j] += vij
                 cbuf[c, i] += pairwise_sum(d2, m)
+            if want_grad:
+                add_pair_forces(Yt, i, kk, gbuf[c], m, d2)
     reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, cross)
 
 

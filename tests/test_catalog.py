@@ -51,7 +51,7 @@ def test_what_the_catalog_reports():
     assert engines["ncvis"] == ("dense", "exact", "sgd")
     assert engines["wtsne"] == ("dense", "exact", "bh", "fft")
     assert engines["btsne"] == ("dense", "exact")  # per-point bandwidths: not translation-invariant
-    assert engines["absne"] == ("dense", "exact")
+    assert engines["absne"] == engines["abssne"] == ("dense", "exact", "bh", "fft")
     assert engines["dhssne"] == engines["nerv"] == engines["gsne"] == ("dense", "exact", "bh",
                                                                        "fft")
     assert engines["bnerv"] == engines["jse"] == ("dense", "exact")
@@ -63,7 +63,7 @@ def test_what_the_catalog_reports():
         "tsne", "ssne", "hssne", "bhssne", "wtsne", "wssne", "asne", "tasne", "trmsne", "tmsne",
         "trsrsne", "arsrsne", "tsneu", "pstsne", "tee", "rklsne", "jssne", "chsne", "hlsne",
         "skdtsne", "usne", "dhssne", "nerv", "snerv", "rsrnerv",
-        "gsne"}
+        "gsne", "absne", "abssne"}
 
 
 def test_the_catalog_follows_an_engines_capability(monkeypatch):

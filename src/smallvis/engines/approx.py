@@ -30,7 +30,9 @@ with ``g = -d log w / d d2``, ``w g log w``) with optional per-point charges ``c
   store each pair term is a function of ``q`` alone (``q log(q / eps)``, ``q log 2 / 2``, ``q``,
   ``q``), so the all-pairs part is ``Z``, ``sum w`` per point, the t-SNE repulsion and, for the
   reverse KL, ``sum w log w`` and ``sum w^2 log w (y_i - y_j)``;
-- tee (its un-normalised affinities ``V`` sparse) and ee without input-derived repulsion weights.
+- tee (its un-normalised affinities ``V`` sparse) and ee without input-derived repulsion weights;
+- the AB-divergence (absne, abssne: :mod:`.approx_ab`), whose pair terms at ``P = 0`` are powers
+  and logarithms of ``q`` alone.
 
 Costs are those of the dense engine less the terms that its ``eps`` floor on P gives the pairs P
 does not store (``eps log eps`` per pair, as in the KL cost); where the dense cost floors P inside a
@@ -58,6 +60,7 @@ from .._util.rng import child
 from .._util.parallel import fit_threads
 from ..methods.base import EPS, FusedForm, MethodState, MixtureForm, PairForm, SumForm
 from ..methods.output_kernels import radial_codes
+from .approx_ab import DIVERGENCES as AB_DIVERGENCES, ab_refusal
 
 # kernels of the plain KL path (codes of methods.base.FusedForm)
 T_KERNEL, HEAVY_TAILED_KERNEL = 0, 2
@@ -94,7 +97,7 @@ def served_form(method, state=None):
 class ApproxPlan:
     """How a sparse-P engine evaluates a method: ``kind`` ``"plain"`` (:func:`served_form`),
     ``"kl"`` (matrix-normalised Q), ``"kl-row"`` (row-normalised Q), ``"fdiv"``, ``"tee"``,
-    ``"ee"``, ``"nerv"`` (:mod:`.approx_nerv`) or ``"gsne"`` (:mod:`.approx_gsne`); ``form``
+    ``"ee"``, ``"ab"`` (:mod:`.approx_ab`), ``"nerv"`` (:mod:`.approx_nerv`) or ``"gsne"`` (:mod:`.approx_gsne`); ``form``
     the method's ``FusedForm``, ``PairForm``, ``MixtureForm`` or ``SumForm``; ``code`` the output kernel
     (``FusedForm`` codes)."""
 
@@ -168,6 +171,10 @@ def _mixture_plan(form):
 
 def _pair_plan(form):
     div = form.divergence
+    if div in AB_DIVERGENCES:  # absne, abssne (.approx_ab)
+        why = ab_refusal(form)
+        return (None, why) if why else (ApproxPlan("ab", form, 1 if form.weight == "gaussian"
+                                                   else T_KERNEL), None)
     if div in F_DIVERGENCES and form.weight == "t":
         return ApproxPlan("fdiv", form, T_KERNEL), None
     if div == "tee" and form.weight == "t":
@@ -332,6 +339,11 @@ class SparseKLEngine:
             tsne = ApproxPlan("kl", FusedForm(T_KERNEL, eps=method.eps), T_KERNEL)
             return evaluate_gsne(self, plan, tsne, method, state, Y, float(exaggeration),
                                  cost=cost, grad=grad)
+        if plan.kind == "ab":
+            from .approx_ab import evaluate_ab
+
+            return evaluate_ab(self, plan, method, state, Y, float(exaggeration), cost=cost,
+                               grad=grad)
         if plan.kind == "nerv":
             from .approx_nerv import evaluate_nerv
 

@@ -20,6 +20,9 @@ from .exact_ab_kernels import (ALPHA, ALPHA0, BETA, BETA0, EPS, F, FLOOR, GENERA
 from .output_kernel_functions import power
 
 
+CHUNKS = 256  # rows are cut into this many blocks (scratch made once per block), any thread count
+
+
 @njit(parallel=True, cache=True, error_model="numpy")
 def ab_stored(indptr, indices, data, Y, branch, wk, prm, cc, ds, F_out):
     """Per row ``i`` over its stored entries (a diagonal entry is skipped), the differences between
@@ -27,49 +30,54 @@ def ab_stored(indptr, indices, data, Y, branch, wk, prm, cc, ds, F_out):
     branch's share of ``S`` and ``F_out[i] = sum_j (kk_ij - kk0_ij) (y_i - y_j)`` of the stiffness
     ``kk = c g A`` (``prm``: :mod:`.exact_ab_kernels`' parameters, ``1 / Z`` filled in)."""
     n, k = Y.shape
-    for i in prange(n):
-        lo, hi = indptr[i], indptr[i + 1]
-        m = hi - lo
-        x = np.empty(m)
-        zero = np.zeros(m)
-        d2 = np.empty(m)
-        d2b = np.empty(m)
-        kk1 = np.empty(m)
-        kk0 = np.empty(m)
-        k2 = np.empty(m)
-        cc1 = np.empty(m)
-        cc0 = np.empty(m)
-        for e in range(m):
-            j = indices[lo + e]
-            s = 0.0
-            for d in range(k):
-                diff = Y[i, d] - Y[j, d]
-                s += diff * diff
-            d2[e] = s
-            d2b[e] = s
-            x[e] = 0.0 if j == i else data[lo + e]
-        s1 = row_ab(branch, wk, prm, x, d2, kk1, k2, cc1, m)
-        s0 = row_ab(branch, wk, prm, zero, d2b, kk0, k2, cc0, m)
-        c = 0.0
-        a0 = 0.0
-        a1 = 0.0
-        a2 = 0.0
-        for e in range(m):
-            j = indices[lo + e]
-            dk = kk1[e] - kk0[e]
-            c += cc1[e] - cc0[e]
-            a0 += dk * (Y[i, 0] - Y[j, 0])
+    width = 0
+    for i in range(n):
+        width = max(width, indptr[i + 1] - indptr[i])
+    blocks = min(CHUNKS, n)
+    for b in prange(blocks):
+        x = np.empty(width)
+        zero = np.zeros(width)
+        d2 = np.empty(width)
+        d2b = np.empty(width)
+        kk1 = np.empty(width)
+        kk0 = np.empty(width)
+        k2 = np.empty(width)
+        cc1 = np.empty(width)
+        cc0 = np.empty(width)
+        for i in range(b * n // blocks, (b + 1) * n // blocks):
+            lo, hi = indptr[i], indptr[i + 1]
+            m = hi - lo
+            for e in range(m):
+                j = indices[lo + e]
+                s = 0.0
+                for d in range(k):
+                    diff = Y[i, d] - Y[j, d]
+                    s += diff * diff
+                d2[e] = s
+                d2b[e] = s
+                x[e] = 0.0 if j == i else data[lo + e]
+            s1 = row_ab(branch, wk, prm, x, d2, kk1, k2, cc1, m)
+            s0 = row_ab(branch, wk, prm, zero, d2b, kk0, k2, cc0, m)
+            c = 0.0
+            a0 = 0.0
+            a1 = 0.0
+            a2 = 0.0
+            for e in range(m):
+                j = indices[lo + e]
+                dk = kk1[e] - kk0[e]
+                c += cc1[e] - cc0[e]
+                a0 += dk * (Y[i, 0] - Y[j, 0])
+                if k > 1:
+                    a1 += dk * (Y[i, 1] - Y[j, 1])
+                if k > 2:
+                    a2 += dk * (Y[i, 2] - Y[j, 2])
+            cc[i] = c
+            ds[i] = s1 - s0
+            F_out[i, 0] = a0
             if k > 1:
-                a1 += dk * (Y[i, 1] - Y[j, 1])
+                F_out[i, 1] = a1
             if k > 2:
-                a2 += dk * (Y[i, 2] - Y[j, 2])
-        cc[i] = c
-        ds[i] = s1 - s0
-        F_out[i, 0] = a0
-        if k > 1:
-            F_out[i, 1] = a1
-        if k > 2:
-            F_out[i, 2] = a2
+                F_out[i, 2] = a2
 
 
 @njit(cache=True, error_model="numpy")

@@ -48,10 +48,32 @@ def _radial(engine, Y, eps):
     return finer.radial(Y, eps)
 
 
+_DATA_KEY = "_sparse_engine_jse"
+
+
+def _prepared(state):
+    """P's CSR arrays and its transpose's ``(indptr, indices, entry)``, ``entry`` the position in
+    P's arrays of each transposed entry; made once per state."""
+    if _DATA_KEY not in state.data:
+        from scipy import sparse
+
+        from .attraction_kernels import csr_arrays
+
+        P = sparse.csr_matrix(state.P, dtype=np.float64)
+        if P.shape[0] != P.shape[1]:
+            raise ValueError(f"a sparse-P engine needs a square P; got shape {P.shape}")
+        P.sum_duplicates()
+        marks = sparse.csr_matrix((np.arange(1.0, P.nnz + 1.0), P.indices, P.indptr),
+                                  shape=P.shape).T.tocsr()
+        T = csr_arrays(marks)
+        state.data[_DATA_KEY] = (csr_arrays(P), (T[0], T[1], T[2].astype(np.int64) - 1))
+    return state.data[_DATA_KEY]
+
+
 def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
     """``(pcost (n,) or None, gradient (n, k) or None)`` of JSE at ``Y``, exaggeration ``f``."""
     from . import approx_jse_kernels as kern
-    from .approx_nerv import _charged_forces, _prepared
+    from .approx_nerv import _charged_forces
     from .approx_nerv_kernels import stored_logsumexp
     from .approx_terms import Sums
     from .exact_kernels import kernel_params
@@ -69,7 +91,7 @@ def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
     kp = kernel_params()
     summer = _radial(engine, Y, eps)
     Z, S, V = summer.sums(Sums(GAUSSIAN, kp, scalars=(W,), vectors=(WG,) if grad else ()))
-    P, Pt = _prepared(state, row)
+    P, Pt = _prepared(state)
     norm = S[:, 0] if row else np.full(n, Z)
     with np.errstate(divide="ignore", invalid="ignore"):
         log_norm = np.log(norm)
@@ -81,7 +103,8 @@ def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
     inv = np.divide(1.0, norm, out=np.zeros(n), where=norm > 0)
 
     kq_stored, fwd_stored = np.empty(n), np.empty(n)
-    kern.stored_sums(*P, Y, f, log_norm, kappa, eps, kq_stored, fwd_stored)
+    u, v = np.empty(P[2].shape[0]), np.empty(P[2].shape[0])
+    kern.stored_sums(*P, Y, f, log_norm, kappa, eps, bool(cost), kq_stored, fwd_stored, u, v)
     kq = c * S[:, 0] * inv + kq_stored  # sum_j q log(q / M) per row (the dense engine's attribution)
     pcost = G = None
     if cost:
@@ -91,10 +114,10 @@ def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
         a = -(c - shift) / kappa * inv  # the counted stiffness is a_i w_ij
         own = a[:, None] * V[:, 0]
         stored = np.empty((n, k))
-        kern.stored_forces(*P, Y, f, log_norm, shift, kappa, eps, True, stored)
+        kern.stored_forces(P[0], P[1], P[0], Y, u, v, shift, kappa, True, stored)
         if row:
             back = np.empty((n, k))  # sum_j dK_ji (y_i - y_j) over the stored (j, i)
-            kern.stored_forces(*Pt, Y, f, log_norm, shift, kappa, eps, False, back)
+            kern.stored_forces(*Pt, Y, u, v, shift, kappa, False, back)
             G = 2.0 * (own + _charged_forces(summer, kp, WG, a) + stored + back)
         else:
             G = 4.0 * (own + stored)

@@ -167,9 +167,9 @@ def _mixture_plan(form):
     if form.divergence == "jse" and form.kernel == 1:  # jse, sjse, rsrjse (.approx_jse)
         return ApproxPlan("jse", form, 1), None
     if form.divergence != "nerv" or form.kernel != 1:
-        return None, (f"its cost ({form.divergence!r}, a KL to the mixture of P and Q) is not "
-                      "implemented on these engines (they serve NeRV's mix of the two KL "
-                      "directions)")
+        return None, (f"its cost ({form.divergence!r}, a KL to the mixture of P and Q, output "
+                      f"kernel code {form.kernel}) is not implemented on these engines (they "
+                      "serve NeRV's mix of the two KL directions and JSE, Gaussian Q)")
     return ApproxPlan("nerv", form, 1), None
 
 

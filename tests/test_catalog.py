@@ -51,10 +51,11 @@ def test_what_the_catalog_reports():
     assert engines["ncvis"] == ("dense", "exact", "sgd")
     assert engines["wtsne"] == ("dense", "exact", "bh", "fft")
     assert engines["btsne"] == ("dense", "exact")  # per-point bandwidths: not translation-invariant
-    assert engines["absne"] == ("dense", "exact")
+    assert engines["absne"] == engines["abssne"] == ("dense", "exact", "bh", "fft")
     assert engines["dhssne"] == engines["nerv"] == engines["gsne"] == ("dense", "exact", "bh",
                                                                        "fft")
-    assert engines["bnerv"] == engines["jse"] == ("dense", "exact")
+    assert engines["bnerv"] == ("dense", "exact")
+    assert engines["jse"] == engines["sjse"] == engines["rsrjse"] == ("dense", "exact", "bh", "fft")
     assert set(served_by("sgd")) == {"largevis", "umap", "tumap", "ncvis", "ee", "tee", "mmds",
                                      "smmds", "sammon"}
     assert engines["mmds"] == ("dense", "exact", "sgd") and engines["gmmds"] == ("dense", "exact")
@@ -63,7 +64,7 @@ def test_what_the_catalog_reports():
         "tsne", "ssne", "hssne", "bhssne", "wtsne", "wssne", "asne", "tasne", "trmsne", "tmsne",
         "trsrsne", "arsrsne", "tsneu", "pstsne", "tee", "rklsne", "jssne", "chsne", "hlsne",
         "skdtsne", "usne", "dhssne", "nerv", "snerv", "rsrnerv",
-        "gsne"}
+        "gsne", "absne", "abssne", "jse", "sjse", "rsrjse"}
 
 
 def test_the_catalog_follows_an_engines_capability(monkeypatch):
@@ -109,7 +110,6 @@ def test_docs_coverage_is_generated_from_the_catalog():
 @pytest.mark.parametrize("engine, name, reason", [
     ("every engine", None, None),
     ("bh", "btsne", "per-point bandwidths"),
-    ("fft", "jse", "not implemented on these engines"),
     ("fft", "bnerv", "per-point bandwidths"),
     ("sgd", "tsne", "normalised"),
     ("sgd", "gmmds", "shortest paths"),

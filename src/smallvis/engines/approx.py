@@ -30,7 +30,10 @@ with ``g = -d log w / d d2``, ``w g log w``) with optional per-point charges ``c
   store each pair term is a function of ``q`` alone (``q log(q / eps)``, ``q log 2 / 2``, ``q``,
   ``q``), so the all-pairs part is ``Z``, ``sum w`` per point, the t-SNE repulsion and, for the
   reverse KL, ``sum w log w`` and ``sum w^2 log w (y_i - y_j)``;
-- tee (its un-normalised affinities ``V`` sparse) and ee without input-derived repulsion weights.
+- tee (its un-normalised affinities ``V`` sparse) and ee without input-derived repulsion weights;
+- the AB-divergence (absne, abssne: :mod:`.approx_ab`), whose pair terms at ``P = 0`` are powers
+  and logarithms of ``q`` alone; JSE (jse, sjse, rsrjse: :mod:`.approx_jse`), whose pair terms at
+  ``P = 0`` are linear in ``q``.
 
 Costs are those of the dense engine less the terms that its ``eps`` floor on P gives the pairs P
 does not store (``eps log eps`` per pair, as in the KL cost); where the dense cost floors P inside a
@@ -58,6 +61,7 @@ from .._util.rng import child
 from .._util.parallel import fit_threads
 from ..methods.base import EPS, FusedForm, MethodState, MixtureForm, PairForm, SumForm
 from ..methods.output_kernels import radial_codes
+from .approx_ab import DIVERGENCES as AB_DIVERGENCES, ab_refusal
 
 # kernels of the plain KL path (codes of methods.base.FusedForm)
 T_KERNEL, HEAVY_TAILED_KERNEL = 0, 2
@@ -94,7 +98,8 @@ def served_form(method, state=None):
 class ApproxPlan:
     """How a sparse-P engine evaluates a method: ``kind`` ``"plain"`` (:func:`served_form`),
     ``"kl"`` (matrix-normalised Q), ``"kl-row"`` (row-normalised Q), ``"fdiv"``, ``"tee"``,
-    ``"ee"``, ``"nerv"`` (:mod:`.approx_nerv`) or ``"gsne"`` (:mod:`.approx_gsne`); ``form``
+    ``"ee"``, ``"ab"`` (:mod:`.approx_ab`), ``"nerv"`` (:mod:`.approx_nerv`), ``"jse"``
+    (:mod:`.approx_jse`) or ``"gsne"`` (:mod:`.approx_gsne`); ``form``
     the method's ``FusedForm``, ``PairForm``, ``MixtureForm`` or ``SumForm``; ``code`` the output kernel
     (``FusedForm`` codes)."""
 
@@ -159,15 +164,21 @@ def _mixture_plan(form):
         return None, ("its output kernel has per-point bandwidths, w(beta_i d2_ij): not a function "
                       "of the output distance alone, which the tree and the interpolation grid "
                       "need (a translation-invariant kernel)")
+    if form.divergence == "jse" and form.kernel == 1:  # jse, sjse, rsrjse (.approx_jse)
+        return ApproxPlan("jse", form, 1), None
     if form.divergence != "nerv" or form.kernel != 1:
-        return None, (f"its cost ({form.divergence!r}, a KL to the mixture of P and Q) is not "
-                      "implemented on these engines (they serve NeRV's mix of the two KL "
-                      "directions)")
+        return None, (f"its cost ({form.divergence!r}, a KL to the mixture of P and Q, output "
+                      f"kernel code {form.kernel}) is not implemented on these engines (they "
+                      "serve NeRV's mix of the two KL directions and JSE, Gaussian Q)")
     return ApproxPlan("nerv", form, 1), None
 
 
 def _pair_plan(form):
     div = form.divergence
+    if div in AB_DIVERGENCES:  # absne, abssne (.approx_ab)
+        why = ab_refusal(form)
+        return (None, why) if why else (ApproxPlan("ab", form, 1 if form.weight == "gaussian"
+                                                   else T_KERNEL), None)
     if div in F_DIVERGENCES and form.weight == "t":
         return ApproxPlan("fdiv", form, T_KERNEL), None
     if div == "tee" and form.weight == "t":
@@ -332,6 +343,16 @@ class SparseKLEngine:
             tsne = ApproxPlan("kl", FusedForm(T_KERNEL, eps=method.eps), T_KERNEL)
             return evaluate_gsne(self, plan, tsne, method, state, Y, float(exaggeration),
                                  cost=cost, grad=grad)
+        if plan.kind == "ab":
+            from .approx_ab import evaluate_ab
+
+            return evaluate_ab(self, plan, method, state, Y, float(exaggeration), cost=cost,
+                               grad=grad)
+        if plan.kind == "jse":
+            from .approx_jse import evaluate_jse
+
+            return evaluate_jse(self, plan, method, state, Y, float(exaggeration), cost=cost,
+                                grad=grad)
         if plan.kind == "nerv":
             from .approx_nerv import evaluate_nerv
 

@@ -12,18 +12,73 @@ An all-pairs sum adds up one of the radial functions ``fn`` of :func:`radial` ov
 ``j != i``: ``W`` (``w``), ``W_LOG_W`` (``w log w``), ``WG`` (``max(w, floor) g``, the force
 factor; ``floor`` 0: none) and ``WG_LOG_W`` (``w g log w``), the vector ones times
 ``y_i - y_j``.
+
+The functions of ``q = w / Z`` (codes from ``Q_FAMILY``, :func:`q_code`; the AB-divergence of
+:mod:`.approx_ab`) read their parameters from slots after the kernel's in ``kp``
+(:func:`q_params`): ``q^x (log q)^m`` or ``expm1(x log q) (log q)^m`` (the slot's ``split``) for
+``m`` in 0, 1, 2 and one of two exponents ``x`` (or ``q^0 = 1``), with ``log q = log w - log Z``
+floored at ``log_floor`` (``-inf``: none), optionally times the gradient factor ``g`` of the
+unfloored kernel (the vector sums).
 """
 
 from __future__ import annotations
 
 
+import math
+
+import numpy as np
+
 from .._util.jit import njit
 from . import output_kernel_dispatch as kernels
-from .output_kernel_functions import KP_GR_EPS, UMAP_KERNEL
+from .output_kernel_functions import KP_GR_EPS, N_PARAMS, UMAP_KERNEL
 
 # the radial functions an all-pairs sum adds up (see the module docstring)
 W, W_LOG_W, WG, WG_LOG_W = 0, 1, 2, 3
 NAMES = {W: "w", W_LOG_W: "w log w", WG: "w g", WG_LOG_W: "w g log w"}
+
+# the functions of q (see the module docstring): Q_FAMILY + times_g + 2 (slot + 3 m)
+Q_FAMILY = 16
+# slots of kp after the kernel's: the exponents x of slots 0 and 1 with their split flags, log Z,
+# the floor on log q
+QX0, QSPLIT0, QX1, QSPLIT1, QLOGZ, QLOGFLOOR = range(N_PARAMS, N_PARAMS + 6)
+ONE = 2  # the slot whose exponent is 0 (q^0 = 1)
+
+
+def q_code(slot: int, m: int = 0, times_g: bool = False) -> int:
+    """The radial-function code of ``q^x (log q)^m`` with the exponent of ``slot`` (0, 1; ``ONE``:
+    none), times ``g`` where ``times_g``."""
+    return Q_FAMILY + int(times_g) + 2 * (slot + 3 * m)
+
+
+def q_params(kp, log_z: float, log_floor: float = -math.inf, x0: float = 0.0, split0=False,
+             x1: float = 0.0, split1=False) -> np.ndarray:
+    """``kp`` extended with the slots the functions of ``q`` read."""
+    out = np.empty(N_PARAMS + 6)
+    out[:N_PARAMS] = kp[:N_PARAMS]
+    out[QX0], out[QSPLIT0], out[QX1], out[QSPLIT1] = x0, float(split0), x1, float(split1)
+    out[QLOGZ], out[QLOGFLOOR] = log_z, log_floor
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def q_function(rel, code, kp, d2, w):
+    """The function of ``q`` with relative code ``rel = fn - Q_FAMILY`` at ``d2``."""
+    lq = kernels.log_weight(code, kp, d2) - kp[QLOGZ]
+    if lq < kp[QLOGFLOOR]:
+        lq = kp[QLOGFLOOR]
+    slot = (rel // 2) % 3
+    m = (rel // 2) // 3
+    v = 1.0
+    if slot != ONE:
+        x = kp[QX0 + 2 * slot]
+        v = math.expm1(x * lq) if kp[QSPLIT0 + 2 * slot] != 0.0 else math.exp(x * lq)
+    if m == 1:
+        v *= lq
+    elif m == 2:
+        v *= lq * lq
+    if rel % 2 == 1:
+        v *= grad_factor(code, kp, d2, w)
+    return v
 
 
 @njit(cache=True, error_model="numpy")
@@ -55,6 +110,8 @@ def radial_of(fn, code, kp, floor, d2, w):
     ``w = weight(code, kp, d2)``; ``floor``: the least weight ``WG`` uses (0: none)."""
     if fn == W:
         return w
+    if fn >= Q_FAMILY:
+        return q_function(fn - Q_FAMILY, code, kp, d2, w)
     if fn == W_LOG_W:
         return w * log_weight(code, kp, d2, w) if w > 0.0 else 0.0
     g = grad_factor(code, kp, d2, w)

@@ -1,0 +1,124 @@
+"""JSE on the sparse-P engines (plan ``"jse"`` of :func:`.approx.approx_plan`): jse, sjse and
+rsrjse, ``KL(P || M) / (1 - kappa) + KL(Q || M) / kappa`` with the mixture
+``M = kappa P + (1 - kappa) Q`` and a Gaussian ``Q`` normalised per row (jse, rsrjse) or over all
+pairs (sjse), floored at ``eps``, as the mixture. Barnes-Hut runs it at a quarter of its
+``theta`` (:data:`THETA_FACTOR`).
+
+On a pair P does not store, ``P = 0`` and ``M = (1 - kappa) q``: the forward term is the dense
+constant ``eps log eps`` (P floored there) and ``log(q / M) = c = -log(1 - kappa)`` is a constant,
+so the reverse term ``q log(q / M) = c q`` and the stiffness ``-q (c - s_i) / kappa`` (``s_i`` the
+row's reverse KL ``sum_j q log(q / M)``, or its total over the matrix) are linear in ``q = w / N_i``.
+So every pair is first counted so, from the engine's all-pairs sums ``S = sum_j w`` and
+``V = sum_j w (y_i - y_j)`` (the transposed stiffness of a row-normalised Q a second sum with the
+charges ``a_j = -(c - s_j) / (kappa N_j)``, :func:`.approx_nerv._charged_forces`), and the stored
+pairs then add the difference between their true terms and those (:mod:`.approx_jse_kernels`).
+The gradient is ``2 sum_j (K_ij + K_ji) (y_i - y_j)`` per row or ``4 sum_j K_ij (y_i - y_j)``
+over the matrix, as on the dense engine.
+
+The floors at ``eps`` of Q and of the mixture apply on the stored pairs only: on the others they
+bite only where ``q < eps / (1 - kappa)``, and change each pair's cost and force by less than about
+``eps (log(1 / eps) + d2) / kappa`` (docs/deviations.md), as nerv's floor on Q
+(:mod:`.approx_nerv`). A row's normaliser is at least the log-sum-exp of its stored pairs'
+weights, as nerv's.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+GAUSSIAN = 1
+# Barnes-Hut evaluates JSE's sums at this fraction of its theta: its attraction on a stored pair,
+# -q (L - s) / kappa ~ q log(kappa p / q) / kappa, scales with 1 / N_i, so the error of a row's
+# normaliser (a Gaussian sum: up to 20 % per row at theta 0.5 on the 2,000-point set) becomes the
+# gradient's (0.28 at theta 0.5; 1.4e-2 at 0.125, for 14 % more time)
+THETA_FACTOR = 0.25
+
+
+def _radial(engine, Y, eps):
+    """The engine's all-pairs sums at ``Y``; a tree at :data:`THETA_FACTOR` of its theta."""
+    theta = getattr(engine, "theta", None)
+    if theta is None:
+        return engine.radial(Y, eps)
+    import copy
+
+    finer = copy.copy(engine)
+    finer.theta = theta * THETA_FACTOR
+    return finer.radial(Y, eps)
+
+
+_DATA_KEY = "_sparse_engine_jse"
+
+
+def _prepared(state):
+    """P's CSR arrays and its transpose's ``(indptr, indices, entry)``, ``entry`` the position in
+    P's arrays of each transposed entry; made once per state."""
+    if _DATA_KEY not in state.data:
+        from scipy import sparse
+
+        from .attraction_kernels import csr_arrays
+
+        P = sparse.csr_matrix(state.P, dtype=np.float64)
+        if P.shape[0] != P.shape[1]:
+            raise ValueError(f"a sparse-P engine needs a square P; got shape {P.shape}")
+        P.sum_duplicates()
+        marks = sparse.csr_matrix((np.arange(1.0, P.nnz + 1.0), P.indices, P.indptr),
+                                  shape=P.shape).T.tocsr()
+        T = csr_arrays(marks)
+        state.data[_DATA_KEY] = (csr_arrays(P), (T[0], T[1], T[2].astype(np.int64) - 1))
+    return state.data[_DATA_KEY]
+
+
+def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
+    """``(pcost (n,) or None, gradient (n, k) or None)`` of JSE at ``Y``, exaggeration ``f``."""
+    from . import approx_jse_kernels as kern
+    from .approx_nerv import _charged_forces
+    from .approx_nerv_kernels import stored_logsumexp
+    from .approx_terms import Sums
+    from .exact_kernels import kernel_params
+    from .radial_kernels import W, WG
+
+    if not (cost or grad):
+        return None, None
+    form = plan.form
+    kappa, eps = float(form.weight), float(form.eps)
+    log_eps = math.log(eps)
+    c = -math.log1p(-kappa)
+    row = form.normalisation == "row"
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    n, k = Y.shape
+    kp = kernel_params()
+    summer = _radial(engine, Y, eps)
+    Z, S, V = summer.sums(Sums(GAUSSIAN, kp, scalars=(W,), vectors=(WG,) if grad else ()))
+    P, Pt = _prepared(state)
+    norm = S[:, 0] if row else np.full(n, Z)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_norm = np.log(norm)
+    if row:  # at least the log-sum-exp of the stored pairs' weights (.approx_nerv)
+        lse = np.empty(n)
+        stored_logsumexp(P[0], P[1], Y, lse)
+        log_norm = np.fmax(log_norm, lse)
+        norm = np.exp(log_norm)
+    inv = np.divide(1.0, norm, out=np.zeros(n), where=norm > 0)
+
+    kq_stored, fwd_stored = np.empty(n), np.empty(n)
+    u, v = np.empty(P[2].shape[0]), np.empty(P[2].shape[0])
+    kern.stored_sums(*P, Y, f, log_norm, kappa, eps, bool(cost), kq_stored, fwd_stored, u, v)
+    kq = c * S[:, 0] * inv + kq_stored  # sum_j q log(q / M) per row (the dense engine's attribution)
+    pcost = G = None
+    if cost:
+        pcost = (n * eps * log_eps + fwd_stored) / (1.0 - kappa) + kq / kappa
+    if grad:
+        shift = kq if row else np.full(n, kq.sum())
+        a = -(c - shift) / kappa * inv  # the counted stiffness is a_i w_ij
+        own = a[:, None] * V[:, 0]
+        stored = np.empty((n, k))
+        kern.stored_forces(P[0], P[1], P[0], Y, u, v, shift, kappa, True, stored)
+        if row:
+            back = np.empty((n, k))  # sum_j dK_ji (y_i - y_j) over the stored (j, i)
+            kern.stored_forces(*Pt, Y, u, v, shift, kappa, False, back)
+            G = 2.0 * (own + _charged_forces(summer, kp, WG, a) + stored + back)
+        else:
+            G = 4.0 * (own + stored)
+    return pcost, G

@@ -368,3 +368,52 @@ def test_paired_distances_equal_pairwise(name):
         S = sparse.csr_matrix(X)
         np.testing.assert_allclose(m.paired(S, a, b), m.pairwise(S, S)[a, b], rtol=1e-12,
                                    atol=1e-12)
+
+
+@pytest.mark.parametrize("name", METRICS)
+def test_sampling_kernel_distances_equal_pairwise(name):
+    """The sgd engine's on-the-fly input distances (io/metric_kernels.py) are Metric.pairwise's,
+    degenerate rows included: every row's exact mean distance agrees."""
+    from smallvis.engines.sgd_pair_kernels import distance_row_means
+    from smallvis.io.metric import kernel_rows
+
+    rng = np.random.default_rng(1)
+    if name == "haversine":
+        X = rng.uniform(-1.5, 1.5, size=(40, 2))
+    elif name in ("hamming", "jaccard"):
+        X = (rng.random((40, 6)) > 0.5).astype(float)
+    else:
+        X = rng.normal(size=(40, 6))
+        X[3], X[7] = 0.0, 5.0  # a zero and a constant row (degenerate for cosine, correlation)
+    m = resolve_metric(name)
+    D = m.pairwise(X, X)
+    np.fill_diagonal(D, 0.0)
+    rows, code, p = kernel_rows(m, X)
+    means = distance_row_means(rows, np.int64(code), p, 0, np.uint64(0))
+    np.testing.assert_allclose(means, D.sum(axis=1) / 39, rtol=1e-12, atol=1e-14)
+
+
+def test_sgd_stress_under_a_metric():
+    """mmds on the sgd engine fits the cosine distances it is given (before: refused), close to
+    the exact engine's fit of the same distances."""
+    rng = np.random.default_rng(0)
+    X = np.abs(rng.normal(size=(300, 12))) + np.repeat(3 * np.eye(12), 25, axis=0)
+    R = resolve_metric("cosine").pairwise(X, X)
+    np.fill_diagonal(R, 0.0)
+
+    def stress(Y):
+        return float(np.sum((R - cdist(Y, Y)) ** 2))
+
+    sgd = SmallVis("mmds", engine="sgd", metric="cosine", random_state=0).fit_transform(X)
+    exact = SmallVis("mmds", engine="exact", metric="cosine", random_state=0).fit_transform(X)
+    euclid = SmallVis("mmds", engine="sgd", random_state=0).fit_transform(X)
+    assert stress(sgd) < 1.1 * stress(exact)
+    assert stress(sgd) < 0.5 * stress(euclid)  # it fitted the cosine distances, not Euclidean
+
+
+def test_sgd_stress_refuses_what_its_kernels_cannot_read():
+    X = sparse.random(60, 8, density=0.5, format="csr", random_state=0)
+    with pytest.raises(ValueError, match="sparse rows"):
+        smallvis(X, method="mmds", engine="sgd", metric="manhattan", max_iter=5)
+    with pytest.raises(ValueError, match="callable metric"):
+        smallvis(X.toarray(), method="mmds", engine="sgd", metric=lambda a, b: 1.0, max_iter=5)

@@ -4,8 +4,9 @@ sammon); compiled on first use and cached on disk.
 Same scheme as :mod:`.sgd_kernels` (fixed blocks of points, reads of other blocks' points from the
 epoch's snapshot, their moves deferred through ``tails``, one counter-based random stream per
 point and epoch), so results do not depend on the number of threads. Every sampled pair moves both
-of its points. The input distance of a sampled pair is computed from the input rows (or read from a
-precomputed distance matrix): nothing n x n is formed.
+of its points. The input distance of a sampled pair is computed from the input rows under the run's
+metric (:mod:`smallvis.io.metric_kernels`), or read from a precomputed distance matrix: nothing
+n x n is formed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 from numba import prange
 
 from .._util.jit import njit
+from ..io.metric_kernels import pair_distance
 from .sgd_kernels import _dist2, _draw_other, _move_tail, _stream
 
 PAIR_EE = 0  # attraction d2, repulsion exp(-d2)
@@ -65,11 +67,11 @@ def _repulsion_cost(kind, d2):
 
 
 @njit(cache=True)
-def input_distance(X, precomputed, i, k):
-    """Input distance of points ``i`` and ``k``: Euclidean between rows of ``X``, or ``X[i, k]``."""
-    if precomputed:
-        return X[i, k]
-    return np.sqrt(_dist2(X, i, X, k))
+def input_distance(X, code, p, i, k):
+    """Input distance of points ``i`` and ``k``: under the metric ``code`` between rows of ``X``
+    prepared by :func:`smallvis.io.metric.kernel_rows`, or ``X[i, k]`` (``code`` =
+    ``SOURCE_PRECOMPUTED``)."""
+    return pair_distance(X, code, p, i, k)
 
 
 @njit(cache=True)
@@ -82,7 +84,7 @@ def negatives_due(neg_rate, epoch, i, n):
 
 @njit(parallel=True, cache=True)
 def pair_epoch(Y, Ysnap, tails, indptr, indices, epochs_per_sample, next_sample, block_starts,
-               kind, neg_rate, rep_scale, weighted, X, precomputed, clip, lr, epoch, seed):
+               kind, neg_rate, rep_scale, weighted, X, code, p, clip, lr, epoch, seed):
     """One epoch of an un-normalised pair cost ``sum_e P_e A(d2_e) + sum_ij c_ij B(d2_ij)``.
 
     A due edge (clock ``next_sample``) moves both ends by ``-lr grad A``; then point ``i`` draws
@@ -113,7 +115,7 @@ def pair_epoch(Y, Ysnap, tails, indptr, indices, epochs_per_sample, next_sample,
                 other = Y if lo <= k < hi else Ysnap
                 c = rep_scale
                 if weighted:
-                    c *= input_distance(X, precomputed, i, k)
+                    c *= input_distance(X, code, p, i, k)
                 coef = 2.0 * c * _repulsion_slope(kind, _dist2(Y, i, other, k))
                 for d in range(dim):
                     delta = lr * _clip_to(coef * (Y[i, d] - other[k, d]), clip)
@@ -122,7 +124,7 @@ def pair_epoch(Y, Ysnap, tails, indptr, indices, epochs_per_sample, next_sample,
 
 
 @njit(parallel=True, cache=True)
-def pair_point_costs(Y, indptr, indices, edge_w, kind, rep_c, weighted, X, precomputed, seed, m):
+def pair_point_costs(Y, indptr, indices, edge_w, kind, rep_c, weighted, X, code, p, seed, m):
     """Per-point estimate of ``sum_e P_e A(d2_e) + sum_ij c_ij B(d2_ij)``: the attraction exactly over
     the stored edges (weights ``edge_w``), the repulsion ``(n - 1) mean_k c_ik B`` from ``m`` uniform
     partners (the same at every call for one seed), ``c_ik = rep_c`` (times ``R_ik`` if
@@ -139,7 +141,7 @@ def pair_point_costs(Y, indptr, indices, edge_w, kind, rep_c, weighted, X, preco
             state, k = _draw_other(state, n, i)
             c = rep_c
             if weighted:
-                c *= input_distance(X, precomputed, i, k)
+                c *= input_distance(X, code, p, i, k)
             rep += c * _repulsion_cost(kind, _dist2(Y, i, Y, k))
         out[i] = attr + (n - 1) * rep / m
     return out
@@ -157,7 +159,7 @@ def _stress_weight(kind, R, D, rscale):
 
 
 @njit(parallel=True, cache=True)
-def stress_epoch(Y, Ysnap, block_starts, kind, m, X, precomputed, rscale, eta, epoch, seed):
+def stress_epoch(Y, Ysnap, block_starts, kind, m, X, code, p, rscale, eta, epoch, seed):
     """One epoch of SGD-MDS: each point draws ``m`` partners uniformly and moves by ``mu (D - R)``
     towards (or away from) each, ``D`` their output distance, ``R`` their input distance,
     ``mu = min(1, eta w)``: below the cap a step along the pair's stress gradient, at the cap the
@@ -177,7 +179,7 @@ def stress_epoch(Y, Ysnap, block_starts, kind, m, X, precomputed, rscale, eta, e
                 D = np.sqrt(_dist2(Y, i, other, k))
                 if D <= 0.0:
                     continue
-                R = input_distance(X, precomputed, i, k)
+                R = input_distance(X, code, p, i, k)
                 mu = min(1.0, eta * _stress_weight(kind, R, D, rscale))
                 f = -mu * (D - R) / D
                 for d in range(dim):
@@ -185,7 +187,7 @@ def stress_epoch(Y, Ysnap, block_starts, kind, m, X, precomputed, rscale, eta, e
 
 
 @njit(parallel=True, cache=True)
-def stress_point_costs(Y, kind, X, precomputed, eps, seed, m):
+def stress_point_costs(Y, kind, X, code, p, eps, seed, m):
     """Per-point estimate ``(n - 1) mean_k s(R_ik, D_ik)`` of the stress summed over ordered pairs
     (sammon's without its ``1 / sum R``), from ``m`` uniform partners (the same for one seed)."""
     n = Y.shape[0]
@@ -195,7 +197,7 @@ def stress_point_costs(Y, kind, X, precomputed, eps, seed, m):
         state = _stream(seed, 0, i)
         for _ in range(m):
             state, k = _draw_other(state, n, i)
-            R = input_distance(X, precomputed, i, k)
+            R = input_distance(X, code, p, i, k)
             d2 = _dist2(Y, i, Y, k)
             if kind == STRESS_SMMDS:
                 diff = R * R - d2
@@ -208,7 +210,7 @@ def stress_point_costs(Y, kind, X, precomputed, eps, seed, m):
 
 
 @njit(parallel=True, cache=True)
-def distance_row_means(X, precomputed, m, seed):
+def distance_row_means(X, code, p, m, seed):
     """Each point's mean input distance to the other points: exact when ``m <= 0``, else over ``m``
     uniform partners."""
     n = X.shape[0]
@@ -218,12 +220,12 @@ def distance_row_means(X, precomputed, m, seed):
         if m <= 0:
             for k in range(n):
                 if k != i:
-                    total += input_distance(X, precomputed, i, k)
+                    total += input_distance(X, code, p, i, k)
             out[i] = total / (n - 1)
         else:
             state = _stream(seed, 0, i)
             for _ in range(m):
                 state, k = _draw_other(state, n, i)
-                total += input_distance(X, precomputed, i, k)
+                total += input_distance(X, code, p, i, k)
             out[i] = total / m
     return out

@@ -29,6 +29,8 @@ distance of each sampled pair is computed from the input rows.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._util.log import logger
@@ -40,29 +42,57 @@ PAIR_KINDS = {"ee": 0, "tee": 1}
 STRESS_KINDS = {"mmds": 0, "sammon": 1, "smmds": 2}
 
 
-def input_rows(state) -> tuple[np.ndarray, bool]:
-    """The input the sampled pairs' distances come from: ``(X, precomputed)``."""
+@dataclass(frozen=True)
+class InputRows:
+    """What the sampled pairs' input distances are computed from: the rows ``X`` as
+    :func:`smallvis.io.metric_kernels.pair_distance` reads them, the metric's ``code``
+    (``SOURCE_PRECOMPUTED``: ``X`` is the distance matrix) and minkowski's ``p``."""
+
+    X: np.ndarray
+    code: int
+    p: float = 2.0
+
+    @property
+    def precomputed(self) -> bool:
+        from ..io.metric_kernels import SOURCE_PRECOMPUTED
+
+        return self.code == SOURCE_PRECOMPUTED
+
+    @property
+    def args(self) -> tuple:
+        return self.X, np.int64(self.code), float(self.p)
+
+
+NO_ROWS = InputRows(np.zeros((1, 1)), 0)
+
+
+def input_rows(state) -> InputRows:
+    """The input the sampled pairs' distances come from, under the run's metric (sparse rows and
+    callable metrics are refused with the reason: the kernels read dense rows by metric code)."""
+    from ..io.metric import kernel_rows
+    from ..io.metric_kernels import SOURCE_PRECOMPUTED
+
     data = state.data["input"]
-    if not (data.precomputed or data.coordinates_euclidean):
-        raise ValueError(
-            f"the sgd engine's sampled stress computes Euclidean distances of dense coordinates on "
-            f"the fly; with metric {data.metric.describe()!r}"
-            f"{' and sparse input' if data.sparse else ''} use engine='exact', or give the "
-            f"distance matrix with metric='precomputed'")
-    return np.ascontiguousarray(data.X, dtype=np.float64), bool(data.precomputed)
+    if data.precomputed:
+        return InputRows(np.ascontiguousarray(data.X, dtype=np.float64), SOURCE_PRECOMPUTED)
+    try:
+        return InputRows(*kernel_rows(data.metric, data.X))
+    except ValueError as err:
+        raise ValueError(f"the sgd engine computes the input distances of sampled pairs on the "
+                         f"fly: {err}; or use engine='exact'") from None
 
 
-def mean_input_distance(X: np.ndarray, precomputed: bool, seed) -> float:
+def mean_input_distance(rows: InputRows, seed) -> float:
     """Mean input distance over ordered pairs: exact up to ``EXACT_MEAN_N`` points (a read of the
     matrix when it is precomputed), else from ``MEAN_PARTNERS`` uniform partners per point
     (relative error about 1e-3 or less)."""
     from . import sgd_pair_kernels as k
 
-    n = X.shape[0]
-    if precomputed:
-        return float(X.sum() / (n * (n - 1.0)))
+    n = rows.X.shape[0]
+    if rows.precomputed:
+        return float(rows.X.sum() / (n * (n - 1.0)))
     m = 0 if n <= EXACT_MEAN_N else MEAN_PARTNERS
-    return float(k.distance_row_means(X, False, m, np.uint64(seed)).mean())
+    return float(k.distance_row_means(*rows.args, m, np.uint64(seed)).mean())
 
 
 def _cost_partners(n: int) -> int:
@@ -87,17 +117,16 @@ def pair_epochs(plan, state, P, *, negatives, blocks, n_epochs, eta, seed, cost_
     c = float(o["lambda"])
     if o.get("norm"):
         c /= float(state.data[o["norm"]])
-    X, precomputed = np.zeros((1, 1)), False
+    rows = NO_ROWS
     weighted = bool(o.get("weights"))
     if weighted:
-        X, precomputed = input_rows(state)
-        rbar = mean_input_distance(X, precomputed, cost_seed ^ np.uint64(1))
+        rows = input_rows(state)
+        rbar = mean_input_distance(rows, cost_seed ^ np.uint64(1))
         c /= n * (n - 1.0) * rbar  # c_ij = lambda R_ij / sum R
     scale = (n - 1.0) / (neg_rate * top) if neg_rate > 0 else 0.0
     sgd = state.data.setdefault("sgd", {})
     sgd.update(indptr=P.indptr, indices=P.indices, edge_w=weights, kind=kind, rep_c=c,
-               rep_scale=scale * c, neg_rate=neg_rate, weighted=weighted, X=X,
-               precomputed=precomputed, seed=seed, cost_seed=cost_seed, max_weight=top,
+               rep_scale=scale * c, neg_rate=neg_rate, weighted=weighted, rows=rows, seed=seed, cost_seed=cost_seed, max_weight=top,
                const=state.data.get("const") if o["kind"] == "tee" else None)
     tails = None
 
@@ -110,7 +139,7 @@ def pair_epochs(plan, state, P, *, negatives, blocks, n_epochs, eta, seed, cost_
             tails = np.zeros((blocks.shape[0] - 1,) + Y.shape)
         new = Y.copy()
         k.pair_epoch(new, Y, tails, P.indptr, P.indices, epochs_per_sample, next_sample, blocks,
-                     kind, neg_rate, scale * c, weighted, X, precomputed, base.CLIP, rate(e), e,
+                     kind, neg_rate, scale * c, weighted, *rows.args, base.CLIP, rate(e), e,
                      seed)
         base.apply_tails(new, tails)
         return new
@@ -127,7 +156,7 @@ def pair_costs(sgd, Y) -> np.ndarray:
     from . import sgd_pair_kernels as k
 
     costs = k.pair_point_costs(Y, sgd["indptr"], sgd["indices"], sgd["edge_w"], sgd["kind"],
-                               sgd["rep_c"], sgd["weighted"], sgd["X"], sgd["precomputed"],
+                               sgd["rep_c"], sgd["weighted"], *sgd["rows"].args,
                                sgd["cost_seed"], _cost_partners(Y.shape[0]))
     return costs if sgd["const"] is None else costs + sgd["const"]
 
@@ -137,15 +166,15 @@ def stress_epochs(plan, state, *, pairs, blocks, n_epochs, eta, rng):
     partners each point draws per epoch. Draws the sampling and cost seeds from ``rng``."""
     from . import sgd_pair_kernels as k
 
-    X, precomputed = input_rows(state)
-    n = X.shape[0]
+    rows = input_rows(state)
+    n = rows.X.shape[0]
     seed = np.uint64(int(rng.integers(2**63)))
     cost_seed = np.uint64(int(rng.integers(2**63)))
     kind = STRESS_KINDS[plan.options["kind"]]
-    rbar = mean_input_distance(X, precomputed, cost_seed ^ np.uint64(1))
+    rbar = mean_input_distance(rows, cost_seed ^ np.uint64(1))
     m = pairs
     sgd = state.data.setdefault("sgd", {})
-    sgd.update(kind=kind, X=X, precomputed=precomputed, rscale=rbar, pairs=m, seed=seed,
+    sgd.update(kind=kind, rows=rows, rscale=rbar, pairs=m, seed=seed,
                cost_seed=cost_seed, norm=n * (n - 1.0) * rbar if kind == 1 else 1.0)
     decay = np.log(STRESS_ETA_END) / max(1, n_epochs - 1)
 
@@ -154,7 +183,7 @@ def stress_epochs(plan, state, *, pairs, blocks, n_epochs, eta, rng):
 
     def step(Y, e):
         new = Y.copy()
-        k.stress_epoch(new, Y, blocks, kind, m, X, precomputed, rbar, rate(e), e, seed)
+        k.stress_epoch(new, Y, blocks, kind, m, *rows.args, rbar, rate(e), e, seed)
         return new
 
     logger.info("sgd: SGD-MDS (%s), %d points, %d epochs, %d pairs per point per epoch, step %g "
@@ -168,6 +197,6 @@ def stress_costs(sgd, Y, eps) -> np.ndarray:
     ``EXACT_MEAN_N`` points)."""
     from . import sgd_pair_kernels as k
 
-    costs = k.stress_point_costs(Y, sgd["kind"], sgd["X"], sgd["precomputed"], eps,
+    costs = k.stress_point_costs(Y, sgd["kind"], *sgd["rows"].args, eps,
                                  sgd["cost_seed"], _cost_partners(Y.shape[0]))
     return costs / sgd["norm"]

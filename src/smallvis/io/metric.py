@@ -126,6 +126,31 @@ class Metric:
 EUCLIDEAN = Metric("euclidean")
 
 
+def kernel_rows(metric: Metric, X) -> tuple[np.ndarray, int, float]:
+    """``(rows, code, p)`` for :func:`smallvis.io.metric_kernels.pair_distance`: the dense rows as
+    that kernel reads them under ``metric`` (cosine and correlation: centred for correlation, unit
+    length, plus a column flagging degenerate rows), the metric's code and minkowski's ``p``.
+    Raises ``ValueError`` for a callable metric or sparse rows (they have no such kernel)."""
+    from .metric_kernels import CODES
+
+    if metric.name == "callable":
+        raise ValueError(f"metric {metric.describe()!r}: a callable metric cannot be evaluated "
+                         "inside the sampling kernels; give the distance matrix with "
+                         "metric='precomputed', or use a named metric")
+    if _is_sparse(X):
+        raise ValueError(f"metric {metric.describe()!r} on sparse rows: the sampling kernels read "
+                         "dense rows; densify X (or reduce it first, e.g. TruncatedSVD)")
+    rows = np.ascontiguousarray(X, dtype=np.float64)
+    if metric.name in _DIRECTIONAL:
+        if metric.name == "correlation":
+            rows = rows - rows.mean(axis=1, keepdims=True)
+        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+        degenerate = _degenerate(np.asarray(X, dtype=np.float64), metric.name)
+        unit = np.divide(rows, norms[:, None], out=np.zeros_like(rows), where=~degenerate[:, None])
+        rows = np.ascontiguousarray(np.hstack([unit, degenerate[:, None].astype(np.float64)]))
+    return rows, CODES[metric.name], float(metric.kwds.get("p", 2.0))
+
+
 def resolve_metric(metric="euclidean", metric_kwds=None) -> Metric:
     """The :class:`Metric` that ``metric`` names (a name of :data:`METRICS` or an alias, matched
     case-insensitively and by unique prefix; a ``(name, {kwds})`` pair; or a callable ``f(x, y)``,

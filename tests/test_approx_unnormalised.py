@@ -1,6 +1,6 @@
 """The un-normalised pair costs (largevis, umap, tumap) on the Barnes-Hut engine
 (:mod:`smallvis.engines.approx_unnormalised`): on a kNN-restricted P, Barnes-Hut at theta = 0
-gives the exact engine's numbers; its gradient is the derivative of its cost; the results do not
+gives the exact engine's numbers on the same P; its gradient is the derivative of its cost; the results do not
 depend on the number of threads; the FFT engine refuses them, saying why; engine="auto" keeps
 these methods on sgd at scale. (The catalog-driven checks of test_bh_engine and
 test_approx_engines run them as well, on a P with every pair stored.)"""
@@ -20,21 +20,25 @@ from smallvis.methods import REGISTRY, build_method
 
 from engine_checks import fft_data, numeric_gradient
 
-METHODS = ["umap", "tumap"]
+METHODS = ["umap", "tumap", "largevis"]
 # variants whose zero-P terms take other branches of the kernel
-VARIANTS = [("umap", {"min_dist": 0.5, "spread": 2.0}), ("tumap", {"gr_eps": 0.01})]
+VARIANTS = [("umap", {"min_dist": 0.5, "spread": 2.0}), ("tumap", {"gr_eps": 0.01}),
+            ("largevis", {"gr_form": "1-w"}), ("largevis", {"out_kernel": "cauchy", "alpha": 3.0}),
+            ("largevis", {"out_kernel": "exp"}), ("largevis", {"normalize": False, "gamma": 7.0})]
 
 
 def _states(spec, n=300, perplexity=10):
-    """The method and two states on the same kNN-restricted P: the exact engine's (its sparse
-    pass) and the approximate engines'."""
+    """The method, the exact engine, a dense state holding the kNN-restricted P of the sparse
+    state (the pairs P does not store are zeros), and the sparse state."""
+    from smallvis.methods.base import MethodState
+
     method = build_method(spec, perplexity=perplexity)
     X = fft_data()[:n]
-    exact = ExactEngine()
-    ex = exact.prepare(method, InputData(X))
     sp = method.prepare_sparse(InputData(X), knn_method="exact")
     assert sp.P.nnz < 0.2 * n * n
-    return method, exact, ex, sp
+    dense = MethodState(P=sp.P.toarray(), affinities=sp.affinities,
+                        data=method.prepare(InputData(X)).data)
+    return method, ExactEngine(), dense, sp
 
 
 @pytest.mark.parametrize("spec", METHODS + VARIANTS, ids=str)

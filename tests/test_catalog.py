@@ -60,7 +60,7 @@ def test_what_the_catalog_reports():
     assert engines["mmds"] == ("dense", "exact", "sgd") and engines["gmmds"] == ("dense", "exact")
     # every cost whose all-pairs part is a sum of radial functions of the output distance
     # bh also the un-normalised pair costs (fft refuses them)
-    assert set(served_by("bh")) == set(served_by("fft")) | {"umap", "tumap"}
+    assert set(served_by("bh")) == set(served_by("fft")) | {"umap", "tumap", "largevis"}
     assert set(served_by("fft")) == {
         "tsne", "ssne", "hssne", "bhssne", "wtsne", "wssne", "asne", "tasne", "trmsne", "tmsne",
         "trsrsne", "arsrsne", "tsneu", "pstsne", "tee", "rklsne", "jssne", "chsne", "hlsne",

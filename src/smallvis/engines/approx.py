@@ -31,7 +31,7 @@ with ``g = -d log w / d d2``, ``w g log w``) with optional per-point charges ``c
   ``q``), so the all-pairs part is ``Z``, ``sum w`` per point, the t-SNE repulsion and, for the
   reverse KL, ``sum w log w`` and ``sum w^2 log w (y_i - y_j)``;
 - tee (its un-normalised affinities ``V`` sparse) and ee without input-derived repulsion weights;
-- on Barnes-Hut only, the un-normalised pair costs of umap, tumap (and largevis): each pair's
+- on Barnes-Hut only, the un-normalised pair costs of umap, tumap and largevis: each pair's
   terms at ``P = 0`` are radial, summed over all pairs, and the stored entries add what their P
   contributes (:mod:`.approx_unnormalised`; fft refuses them, :func:`.approx_unnormalised.refusal`).
 

@@ -36,7 +36,7 @@ import numpy as np
 from ..methods.base import EPS
 
 # the cost names and their codes in .exact_pairs
-DIVERGENCES = ("umap",)
+DIVERGENCES = ("umap", "largevis")
 _DATA_KEY = "_sparse_engine_pairs"
 
 

@@ -1,9 +1,11 @@
-"""The un-normalised pair costs (largevis, umap, tumap) on the Barnes-Hut engine
-(:mod:`smallvis.engines.approx_unnormalised`): on a kNN-restricted P, Barnes-Hut at theta = 0
-gives the exact engine's numbers on the same P; its gradient is the derivative of its cost; the results do not
-depend on the number of threads; the FFT engine refuses them, saying why; engine="auto" keeps
-these methods on sgd at scale. (The catalog-driven checks of test_bh_engine and
-test_approx_engines run them as well, on a P with every pair stored.)"""
+"""The un-normalised pair costs (largevis, umap, tumap) on the Barnes-Hut engine and the normalised
+cross-entropy (ntumap, cetsne) on bh and fft (:mod:`smallvis.engines.approx_unnormalised`): on a
+kNN-restricted P, Barnes-Hut at theta = 0 gives the exact engine's numbers on the same P; its
+gradient is the derivative of its cost; the results do not depend on the number of threads; the
+FFT engine refuses the un-normalised costs, saying why, and serves the normalised ones;
+engine="auto" keeps the peers' methods on sgd at scale. (The catalog-driven checks of
+test_bh_engine, test_fft_engine and test_approx_engines run them as well, on a P with every pair
+stored.)"""
 
 import numba
 import numpy as np
@@ -20,11 +22,14 @@ from smallvis.methods import REGISTRY, build_method
 
 from engine_checks import fft_data, numeric_gradient
 
-METHODS = ["umap", "tumap", "largevis"]
+UNNORMALISED = ["umap", "tumap", "largevis"]
+NORMALISED = ["ntumap", "cetsne"]  # the cross-entropy with Q = W / Z: bh and fft
+METHODS = UNNORMALISED + NORMALISED
 # variants whose zero-P terms take other branches of the kernel
 VARIANTS = [("umap", {"min_dist": 0.5, "spread": 2.0}), ("tumap", {"gr_eps": 0.01}),
             ("largevis", {"gr_form": "1-w"}), ("largevis", {"out_kernel": "cauchy", "alpha": 3.0}),
-            ("largevis", {"out_kernel": "exp"}), ("largevis", {"normalize": False, "gamma": 7.0})]
+            ("largevis", {"out_kernel": "exp"}), ("largevis", {"normalize": False, "gamma": 7.0}),
+            ("ntumap", {"inp_kernel": "gaussian", "symmetrize": "symmetric"})]
 
 
 def _states(spec, n=300, perplexity=10):
@@ -79,7 +84,7 @@ def test_the_sparse_gradient_is_the_derivative_of_the_sparse_cost(name):
     np.testing.assert_allclose(G, G_fd, rtol=1e-5, atol=1e-7 * np.abs(G_fd).max())
 
 
-@pytest.mark.parametrize("spec", METHODS + VARIANTS, ids=str)
+@pytest.mark.parametrize("spec", UNNORMALISED + VARIANTS[:-1], ids=str)
 def test_fft_refuses_them_and_says_why(spec):
     """Accurate on a compact embedding, but a run spreads the points apart, where the grid's
     forces are wrong by their own size: fft refuses, saying why and naming bh."""
@@ -92,11 +97,32 @@ def test_fft_refuses_them_and_says_why(spec):
         smallvis(fft_data()[:50], method=spec, engine="fft", max_iter=1)
 
 
+@pytest.mark.parametrize("spec", NORMALISED + VARIANTS[-1:], ids=str)
+def test_fft_serves_the_normalised_cross_entropy(spec):
+    """Its zero-P terms are smooth (q ~ 1 / n^2): on a kNN P, 500 points spanning ~6 units, the
+    fft gradient within 1e-3 of the exact engine's, the cost within 1e-5 in total and 1e-4 of the
+    largest per point (per-point all-pairs sums), in 1-D and 2-D."""
+    from engine_checks import rel
+
+    method, exact, ex, sp = _states(spec, n=500, perplexity=15)
+    assert FFTEngine.serves(method)
+    for k in (1, 2):
+        Y = np.random.default_rng(k).normal(size=(500, k))
+        ce, Ge = exact.evaluate(method, ex, Y)
+        cf, Gf = FFTEngine().evaluate(method, sp, Y)
+        assert rel(Gf, Ge) < 1e-3, rel(Gf, Ge)
+        assert abs(cf.sum() / ce.sum() - 1.0) < 1e-5
+        np.testing.assert_allclose(cf, ce, rtol=0, atol=1e-4 * np.abs(ce).max())
+
+
 @pytest.mark.parametrize("name", METHODS)
-def test_does_not_depend_on_the_number_of_threads(name):
+@pytest.mark.parametrize("engine", [BarnesHutEngine, FFTEngine])
+def test_does_not_depend_on_the_number_of_threads(engine, name):
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("needs 2 threads")
     method = build_method(name, perplexity=15)
+    if not engine.serves(method):
+        pytest.skip(f"{engine.name} does not serve {name}")
     state = method.prepare_sparse(InputData(fft_data()), knn_method="exact")
     Y = np.random.default_rng(4).normal(scale=3.0, size=(len(fft_data()), 2))
     before = numba.get_num_threads()
@@ -104,14 +130,14 @@ def test_does_not_depend_on_the_number_of_threads(name):
     try:
         for threads in (1, 2):
             numba.set_num_threads(threads)
-            results.append(BarnesHutEngine().evaluate(method, state, Y, 1.0))
+            results.append(engine().evaluate(method, state, Y, 1.0))
     finally:
         numba.set_num_threads(before)
     (c1, G1), (c2, G2) = results
     assert np.array_equal(c1, c2) and np.array_equal(G1, G2)
 
 
-@pytest.mark.parametrize("name", METHODS)
+@pytest.mark.parametrize("name", UNNORMALISED)
 def test_auto_keeps_them_on_sgd_at_scale(name):
     """bh and fft serve them, but engine="auto" sends them to their stochastic engine at scale (and
     to the exact engine below); bh and fft are an explicit choice."""

@@ -65,7 +65,7 @@ def test_what_the_catalog_reports():
         "tsne", "ssne", "hssne", "bhssne", "wtsne", "wssne", "asne", "tasne", "trmsne", "tmsne",
         "trsrsne", "arsrsne", "tsneu", "pstsne", "tee", "rklsne", "jssne", "chsne", "hlsne",
         "skdtsne", "usne", "dhssne", "nerv", "snerv", "rsrnerv",
-        "gsne"}
+        "gsne", "ntumap", "cetsne"}
 
 
 def test_the_catalog_follows_an_engines_capability(monkeypatch):

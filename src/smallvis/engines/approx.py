@@ -33,7 +33,9 @@ with ``g = -d log w / d d2``, ``w g log w``) with optional per-point charges ``c
 - tee (its un-normalised affinities ``V`` sparse) and ee without input-derived repulsion weights;
 - on Barnes-Hut only, the un-normalised pair costs of umap, tumap and largevis: each pair's
   terms at ``P = 0`` are radial, summed over all pairs, and the stored entries add what their P
-  contributes (:mod:`.approx_unnormalised`; fft refuses them, :func:`.approx_unnormalised.refusal`).
+  contributes (:mod:`.approx_unnormalised`; fft refuses them, :func:`.approx_unnormalised.refusal`);
+  likewise the normalised cross-entropy of ntumap and cetsne (both engines), its zero-P terms
+  radial once ``Z`` is known.
 
 Costs are those of the dense engine less the terms that its ``eps`` floor on P gives the pairs P
 does not store (``eps log eps`` per pair, as in the KL cost); where the dense cost floors P inside a
@@ -46,7 +48,7 @@ applies it (its force is ``eps`` per pair; docs/deviations.md).
 Not served: per-point output bandwidths (btsne, bssne, basne, btasne: ``w(beta_i d2_ij)`` is not a
 function of the distance alone, which the tree and the interpolation grid need), ee's repulsion
 weights from the input distances (one per pair), and the costs that are not sums of pair terms of
-this kind (the distance costs, the normalised cross-entropy): :func:`approx_plan` says why.
+this kind (the distance costs, ncvis's profiled normaliser): :func:`approx_plan` says why.
 """
 
 from __future__ import annotations
@@ -184,12 +186,18 @@ def _pair_plan(form):
                           "(ee with neg_weights=True): not a function of the output distance, and "
                           "not sparse")
         return ApproxPlan("ee", form, 1), None
+    if div == "nce":
+        return None, ("its exact cost profiles the learned log-normaliser by a Newton iteration "
+                      "whose every step needs two sums over all pairs (a few steps per "
+                      "evaluation): not implemented on these engines (the sgd engine learns it "
+                      "as NCVis does)")
     if form.input != "P":
         return None, (f"its pair terms read the input {form.input} of every pair (a distance "
                       f"cost), which a sparse P does not keep")
     return None, (f"its cost ({div!r}) is not implemented on these engines (they serve KL, the "
-                  f"f-divergences {', '.join(F_DIVERGENCES)}, tee, ee without input weights and, on "
-                  f"bh, the un-normalised costs {', '.join(map(repr, UNNORMALISED))})")
+                  f"f-divergences {', '.join(F_DIVERGENCES)}, tee, ee without input weights, the "
+                  f"normalised cross-entropy of ntumap and cetsne and, on bh, the un-normalised "
+                  f"costs of umap, tumap and largevis)")
 
 
 def served_methods(engine=None) -> list[str]:

@@ -1,5 +1,6 @@
 """The un-normalised pair costs on the sparse-P engines (plan ``"pairs"`` of :mod:`.approx`):
-umap and tumap (UMAP's fuzzy cross-entropy) and largevis.
+umap and tumap (UMAP's fuzzy cross-entropy) and largevis, and the normalised cross-entropy of
+ntumap and cetsne.
 
 These costs have no normaliser and are affine in P (:mod:`.exact_pairs`). Every pair contributes
 its terms at ``P = 0``, a function of its output distance alone
@@ -13,7 +14,12 @@ With ``G_i = sum_j K_ij (y_i - y_j)``:
 - umap (``w = 1 / (1 + a d2^b)``): ``K = 4 b (p - w) / (d2 + eps + gr_eps)``; tumap
   (``w = 1 / (1 + d2)``): ``K = 4 w (p - w) / (1 - w + eps + gr_eps)``; per pair the cost
   ``-p log(w + eps) - (1 - p) log(1 - w + eps)``;
-- largevis: ``K = 4 (p g - gamma r)``, per pair the cost ``-p log w - gamma log(1 - w + eps)``.
+- largevis: ``K = 4 (p g - gamma r)``, per pair the cost ``-p log w - gamma log(1 - w + eps)``;
+- ntumap, cetsne (``q = w / Z``, Student-t): ``K = 4 w (C - S q)`` with ``C = (p - q) / (1 - q)``
+  and ``S = sum C`` over all pairs, per pair the cost ``-p log q - (1 - p) log(1 - q + eps)`` and
+  the per-point constant of :func:`_ce_constant`. These need ``Z`` before the zero-P terms: a sum
+  of ``w`` first, then the sums at that ``Z``. ``q`` is of order ``1 / n^2``, so the zero-P terms
+  are smooth (``-log(1 - q + eps) ~ q``, ``4 w C ~ -4 w q``) and the FFT engine serves them too.
 
 At ``theta = 0`` the tree gives the exact engine's numbers (the tree adds machine epsilon to every
 squared distance); at its default ``theta = 0.5`` the gradient is within about 1e-2 and the cost
@@ -36,14 +42,16 @@ import numpy as np
 from ..methods.base import EPS
 
 # the cost names and their codes in .exact_pairs
-DIVERGENCES = ("umap", "largevis")
+DIVERGENCES = ("umap", "largevis", "ntumap", "cetsne")
+# the normalised cross-entropy (Q = W / Z): served by both engines
+NORMALISED = ("ntumap", "cetsne")
 _DATA_KEY = "_sparse_engine_pairs"
 
 
 def refusal(engine: str, form) -> str | None:
-    """Why ``engine`` cannot run the pair form ``form`` (None: it can): the FFT engine runs none of
-    them (the module docstring)."""
-    if engine != "fft":
+    """Why ``engine`` cannot run the pair form ``form`` (None: it can): the FFT engine runs only the
+    normalised cross-entropy (the module docstring)."""
+    if engine != "fft" or form.divergence in NORMALISED:
         return None
     return ("its all-pairs cost term -log(1 - w + eps) is singular at d -> 0 (cut only by eps) "
             "and its force peaks over a width ~ sqrt(gr_eps): the interpolation grid does not "
@@ -104,6 +112,8 @@ def evaluate_pairs(engine, plan, method, state, Y, f, *, cost, grad):
     from .radial_kernels import PAIR_COST, PAIR_FORCE
 
     form = plan.form
+    if form.divergence in NORMALISED:
+        return _normalised(engine, plan, state, Y, f, cost, grad)
     csr = _prepared(state)
     Y = np.ascontiguousarray(Y, dtype=np.float64)
     n = Y.shape[0]
@@ -122,3 +132,58 @@ def evaluate_pairs(engine, plan, method, state, Y, f, *, cost, grad):
                                  lambda: _cross_entropy_constant(csr, n, f, form.eps))
         pcost += const
     return (pcost if cost else None), (G if grad else None)
+
+
+def _ce_constant(csr, n, f, eps, clamp):
+    """The normalised cross-entropy's per-point constant as the exact engine adds it: over every
+    ``j`` (the diagonal included) ``p log(p + eps) + (1 - p) log(1 - p + eps)`` (``clamp``, cetsne:
+    ``p log p + (1 - p) log(1 - p)`` with ``p`` floored at eps), less the diagonal's
+    ``log(1 + eps)``; each pair P does not store counts at ``p = 0``."""
+    indptr, _, data = csr
+    p = f * data
+    if clamp:
+        p = np.maximum(p, eps)
+        terms = p * np.log(p) + (1.0 - p) * np.log1p(-p)
+        zero = eps * np.log(eps) + (1.0 - eps) * np.log1p(-eps)
+    else:
+        terms = p * np.log(p + eps) + (1.0 - p) * np.log1p(-p + eps)
+        zero = np.log1p(eps)
+    counts = np.diff(indptr)
+    rows = np.repeat(np.arange(n), counts)
+    return (np.bincount(rows, weights=terms, minlength=n) + (n - counts) * zero
+            - np.log1p(eps))
+
+
+def _normalised(engine, plan, state, Y, f, cost, grad):
+    """ntumap, cetsne: ``Z`` first, then the zero-P sums at that ``Z`` (``PAIR_S``: the global sum
+    ``S``; ``PAIR_FORCE`` and the t-SNE repulsion ``WG``: the forces; ``PAIR_COST``), the stored
+    entries' share from :func:`.approx_pair_kernels.normalised_ce_stored`."""
+    from . import exact_pair_kernels as pk
+    from .approx_pair_kernels import normalised_ce_stored, pair_kp
+    from .approx_terms import Sums
+    from .radial_kernels import PAIR_COST, PAIR_FORCE, PAIR_S, W, WG
+
+    form = plan.form
+    csr = _prepared(state)
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    n, k = Y.shape
+    prm = _pair_params(form, f)
+    summer = engine.radial(Y, EPS)
+    Z = summer.sums(Sums(plan.code, pair_kp(prm, pk.NORMALISED_CE, 0)))[0]
+    prm[pk.INV_Z] = 1.0 / Z
+    kp = pair_kp(prm, pk.NORMALISED_CE, 0)
+    c, t = np.empty(n), np.empty(n)
+    F = np.empty((n, k)) if grad else np.empty((0, 0))
+    normalised_ce_stored(*csr, Y, float(f), 1.0 / Z, float(form.eps), bool(grad), c, t, F)
+    G = pcost = None
+    if grad:
+        _, S, V = summer.sums(Sums(plan.code, kp, (W, PAIR_S), (PAIR_FORCE, WG)))
+        total = float(np.sum(S[:, 1])) + float(np.sum(t))
+        G = V[:, 0] + F - (4.0 * total / Z) * V[:, 1]
+    if cost:
+        S = summer.sums(Sums(plan.code, kp, (W, PAIR_COST)))[1]
+        clamp = form.divergence == "cetsne"
+        const = state.cached("sparse_normalised_ce", f,
+                             lambda: _ce_constant(csr, n, f, form.eps, clamp))
+        pcost = const + S[:, 1] + c
+    return pcost, G

@@ -11,8 +11,9 @@ of freedom), through the generated :mod:`.output_kernel_dispatch` (codes of
 An all-pairs sum adds up one of the radial functions ``fn`` of :func:`radial` over the points
 ``j != i``: ``W`` (``w``), ``W_LOG_W`` (``w log w``), ``WG`` (``max(w, floor) g``, the force
 factor; ``floor`` 0: none) and ``WG_LOG_W`` (``w g log w``), the vector ones times
-``y_i - y_j``; ``PAIR_COST`` and ``PAIR_FORCE``, the cost and the stiffness of an un-normalised
-pair cost on a pair P does not store (:func:`.approx_pair_kernels.zero_p_term`, its parameters in
+``y_i - y_j``; ``PAIR_COST``, ``PAIR_FORCE`` and ``PAIR_S``, the cost, the stiffness and the
+share of a global sum of an un-normalised (or normalised cross-entropy) pair cost on a pair P does
+not store (:func:`.approx_pair_kernels.zero_p_term`, its parameters in
 ``kp``; the kernel's ``w`` unused).
 """
 
@@ -27,9 +28,11 @@ from .output_kernel_functions import KP_GR_EPS, UMAP_KERNEL
 # the radial functions an all-pairs sum adds up (see the module docstring)
 W, W_LOG_W, WG, WG_LOG_W = 0, 1, 2, 3
 NAMES = {W: "w", W_LOG_W: "w log w", WG: "w g", WG_LOG_W: "w g log w"}
-# the zero-P pair terms of largevis, umap, tumap (.approx_pair_kernels)
-PAIR_COST, PAIR_FORCE = 20, 21
-NAMES.update({PAIR_COST: "pair cost at P = 0", PAIR_FORCE: "pair stiffness at P = 0"})
+# the zero-P pair terms of largevis, umap, tumap, ntumap, cetsne (.approx_pair_kernels: their
+# order there)
+PAIR_COST, PAIR_FORCE, PAIR_S = 20, 21, 22
+NAMES.update({PAIR_COST: "pair cost at P = 0", PAIR_FORCE: "pair stiffness at P = 0",
+              PAIR_S: "pair share of S at P = 0"})
 
 
 @njit(cache=True, error_model="numpy")
@@ -60,7 +63,7 @@ def radial_of(fn, code, kp, floor, d2, w):
     """The radial function ``fn`` (``W``, ``W_LOG_W``, ``WG``, ``WG_LOG_W``) at ``d2`` given
     ``w = weight(code, kp, d2)``; ``floor``: the least weight ``WG`` uses (0: none)."""
     if fn >= PAIR_COST:
-        return zero_p_term(fn == PAIR_FORCE, kp, d2)
+        return zero_p_term(fn - PAIR_COST, kp, d2)
     if fn == W:
         return w
     if fn == W_LOG_W:

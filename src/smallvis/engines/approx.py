@@ -217,8 +217,9 @@ class SparseKLEngine:
 
     @classmethod
     def serves(cls, method) -> bool:
-        """True when :func:`approx_plan` has a plan for ``method``: KL with any output kernel of
-        ``FusedForm`` but per-point bandwidths, the f-divergences, tee, ee without input weights."""
+        """True when :meth:`engine_plan` has a plan for ``method``: KL with any output kernel of
+        ``FusedForm`` but per-point bandwidths, the f-divergences, tee, ee without input weights,
+        the normalised cross-entropy and (Barnes-Hut) the un-normalised pair costs."""
         return cls.engine_plan(method)[0] is not None
 
     @classmethod

@@ -34,6 +34,11 @@ with ``g = -d log w / d d2``, ``w g log w``) with optional per-point charges ``c
 - the AB-divergence (absne, abssne: :mod:`.approx_ab`), whose pair terms at ``P = 0`` are powers
   and logarithms of ``q`` alone; JSE (jse, sjse, rsrjse: :mod:`.approx_jse`), whose pair terms at
   ``P = 0`` are linear in ``q``.
+- on Barnes-Hut only, the un-normalised pair costs of umap, tumap and largevis: each pair's
+  terms at ``P = 0`` are radial, summed over all pairs, and the stored entries add what their P
+  contributes (:mod:`.approx_unnormalised`; fft refuses them, :func:`.approx_unnormalised.refusal`);
+  likewise the normalised cross-entropy of ntumap and cetsne (both engines), its zero-P terms
+  radial once ``Z`` is known.
 
 Costs are those of the dense engine less the terms that its ``eps`` floor on P gives the pairs P
 does not store (``eps log eps`` per pair, as in the KL cost); where the dense cost floors P inside a
@@ -46,8 +51,7 @@ applies it (its force is ``eps`` per pair; docs/deviations.md).
 Not served: per-point output bandwidths (btsne, bssne, basne, btasne: ``w(beta_i d2_ij)`` is not a
 function of the distance alone, which the tree and the interpolation grid need), ee's repulsion
 weights from the input distances (one per pair), and the costs that are not sums of pair terms of
-this kind (the distance costs, largevis / umap, the normalised cross-entropy): :func:`approx_plan`
-says why.
+this kind (the distance costs, ncvis's profiled normaliser): :func:`approx_plan` says why.
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ from .._util.parallel import fit_threads
 from ..methods.base import EPS, FusedForm, MethodState, MixtureForm, PairForm, SumForm
 from ..methods.output_kernels import radial_codes
 from .approx_ab import DIVERGENCES as AB_DIVERGENCES, ab_refusal
+from .approx_unnormalised import DIVERGENCES as UNNORMALISED
 
 # kernels of the plain KL path (codes of methods.base.FusedForm)
 T_KERNEL, HEAVY_TAILED_KERNEL = 0, 2
@@ -99,7 +104,8 @@ class ApproxPlan:
     """How a sparse-P engine evaluates a method: ``kind`` ``"plain"`` (:func:`served_form`),
     ``"kl"`` (matrix-normalised Q), ``"kl-row"`` (row-normalised Q), ``"fdiv"``, ``"tee"``,
     ``"ee"``, ``"ab"`` (:mod:`.approx_ab`), ``"nerv"`` (:mod:`.approx_nerv`), ``"jse"``
-    (:mod:`.approx_jse`) or ``"gsne"`` (:mod:`.approx_gsne`); ``form``
+    (:mod:`.approx_jse`), ``"gsne"`` (:mod:`.approx_gsne`) or ``"pairs"``
+    (:mod:`.approx_unnormalised`); ``form``
     the method's ``FusedForm``, ``PairForm``, ``MixtureForm`` or ``SumForm``; ``code`` the output kernel
     (``FusedForm`` codes)."""
 
@@ -181,6 +187,8 @@ def _pair_plan(form):
                                                    else T_KERNEL), None)
     if div in F_DIVERGENCES and form.weight == "t":
         return ApproxPlan("fdiv", form, T_KERNEL), None
+    if div in UNNORMALISED:
+        return ApproxPlan("pairs", form, T_KERNEL), None
     if div == "tee" and form.weight == "t":
         return ApproxPlan("tee", form, T_KERNEL), None
     if div == "ee":
@@ -189,11 +197,18 @@ def _pair_plan(form):
                           "(ee with neg_weights=True): not a function of the output distance, and "
                           "not sparse")
         return ApproxPlan("ee", form, 1), None
+    if div == "nce":
+        return None, ("its exact cost profiles the learned log-normaliser by a Newton iteration "
+                      "whose every step needs two sums over all pairs (a few steps per "
+                      "evaluation): not implemented on these engines (the sgd engine learns it "
+                      "as NCVis does)")
     if form.input != "P":
         return None, (f"its pair terms read the input {form.input} of every pair (a distance "
                       f"cost), which a sparse P does not keep")
     return None, (f"its cost ({div!r}) is not implemented on these engines (they serve KL, the "
-                  f"f-divergences {', '.join(F_DIVERGENCES)}, tee and ee without input weights)")
+                  f"f-divergences {', '.join(F_DIVERGENCES)}, tee, ee without input weights, the "
+                  f"normalised cross-entropy of ntumap and cetsne and, on bh, the un-normalised "
+                  f"costs of umap, tumap and largevis)")
 
 
 def served_methods(engine=None) -> list[str]:
@@ -213,14 +228,27 @@ class SparseKLEngine:
 
     @classmethod
     def serves(cls, method) -> bool:
-        """True when :func:`approx_plan` has a plan for ``method``: KL with any output kernel of
-        ``FusedForm`` but per-point bandwidths, the f-divergences, tee, ee without input weights."""
-        return approx_plan(method)[0] is not None
+        """True when :meth:`engine_plan` has a plan for ``method``: KL with any output kernel of
+        ``FusedForm`` but per-point bandwidths, the f-divergences, tee, ee without input weights,
+        the normalised cross-entropy and (Barnes-Hut) the un-normalised pair costs."""
+        return cls.engine_plan(method)[0] is not None
 
     @classmethod
     def refusal(cls, method) -> str | None:
         """Why these engines cannot run ``method`` (None: they can)."""
-        return approx_plan(method)[1]
+        return cls.engine_plan(method)[1]
+
+    @classmethod
+    def engine_plan(cls, method, state=None):
+        """:func:`approx_plan` for this engine: ``(plan, None)`` or ``(None, why not)`` (the
+        un-normalised pair costs' own limits per engine: :func:`.approx_unnormalised.refusal`)."""
+        plan, why = approx_plan(method, state)
+        if plan is not None and plan.kind == "pairs":
+            from .approx_unnormalised import refusal
+
+            why = refusal(cls.name, plan.form)
+            plan = None if why else plan
+        return plan, why
 
     def __init__(self, knn: str = "auto"):
         from .._util.names import match_name
@@ -232,7 +260,7 @@ class SparseKLEngine:
     def plan(self, method):
         """Refuse, before any work, a method this engine cannot run (saying why, what to use
         instead, and naming those it can)."""
-        plan, why = approx_plan(method)
+        plan, why = self.engine_plan(method)
         if plan is None:
             advice = method.unserved_reason(self.name) or "use engine 'exact' or 'dense'"
             raise ValueError(
@@ -332,7 +360,7 @@ class SparseKLEngine:
     def evaluate(self, method, state, Y, exaggeration=1.0, *, cost=True, grad=True):
         """Return ``(pcost (n,) or None, gradient (n, k) or None)`` at ``Y``."""
         if _PLAN_KEY not in state.data:
-            plan = approx_plan(method, state)[0]
+            plan = self.engine_plan(method, state)[0]
             if plan is None:
                 self.plan(method)
             state.data[_PLAN_KEY] = plan
@@ -358,6 +386,11 @@ class SparseKLEngine:
 
             return evaluate_nerv(self, plan, method, state, Y, float(exaggeration), cost=cost,
                                  grad=grad)
+        if plan.kind == "pairs":
+            from .approx_unnormalised import evaluate_pairs
+
+            return evaluate_pairs(self, plan, method, state, Y, float(exaggeration), cost=cost,
+                                  grad=grad)
         if plan.kind != "plain":
             from .approx_terms import evaluate_plan
 

@@ -7,7 +7,9 @@ is routed to it with no edit here. The rule keeps every method on an exact engin
 numbers) while that is practical:
 
 1. Above ``AUTO_APPROX_N`` points, a method an approximate sparse-P engine serves goes to it:
-   ``fft`` for 1-D and 2-D output (``bh`` where fft does not serve it), ``bh`` for 3-D.
+   ``fft`` for 1-D and 2-D output (``bh`` where fft does not serve it), ``bh`` for 3-D; not the
+   peers' stochastic methods (rule 2: their own engine at scale; bh and fft are an explicit
+   choice for them).
 2. Above ``AUTO_SGD_N`` points, the peers' stochastic methods (largevis, umap, tumap, ncvis: their
    ``StochasticPlan.auto``) go to ``sgd``; the other methods sgd runs (ee, tee, mmds, smmds,
    sammon) stay on the exact engines while they fit (rule 4).
@@ -58,6 +60,8 @@ def choose_engine(method, n: int, k: int, engines) -> tuple[str, str]:
     approx = next((name for name in _APPROX_BY_DIM.get(k, ()) if name in native), None)
     plan = method.stochastic_plan() if "sgd" in native else None
     stochastic = plan is not None
+    if stochastic and plan.auto:  # sgd at scale (rule 2); bh and fft only when asked for
+        approx = None
     fused = "exact" in native
     if approx and n > AUTO_APPROX_N:
         return approx, (f"{n} points > {AUTO_APPROX_N} and method {method.name} has a sparse "

@@ -19,6 +19,11 @@ The functions of ``q = w / Z`` (codes from ``Q_FAMILY``, :func:`q_code`; the AB-
 ``m`` in 0, 1, 2 and one of two exponents ``x`` (or ``q^0 = 1``), with ``log q = log w - log Z``
 floored at ``log_floor`` (``-inf``: none), optionally times the gradient factor ``g`` of the
 unfloored kernel (the vector sums).
+
+``PAIR_COST``, ``PAIR_FORCE`` and ``PAIR_S`` (codes after the q family) are the cost, the stiffness
+and the share of a global sum of an un-normalised (or normalised cross-entropy) pair cost on a pair P does
+not store (:func:`.approx_pair_kernels.zero_p_term`, its parameters in
+``kp``; the kernel's ``w`` unused).
 """
 
 from __future__ import annotations
@@ -30,11 +35,17 @@ import numpy as np
 
 from .._util.jit import njit
 from . import output_kernel_dispatch as kernels
+from .approx_pair_kernels import zero_p_term
 from .output_kernel_functions import KP_GR_EPS, N_PARAMS, UMAP_KERNEL
 
 # the radial functions an all-pairs sum adds up (see the module docstring)
 W, W_LOG_W, WG, WG_LOG_W = 0, 1, 2, 3
 NAMES = {W: "w", W_LOG_W: "w log w", WG: "w g", WG_LOG_W: "w g log w"}
+# the zero-P pair terms of largevis, umap, tumap, ntumap, cetsne (.approx_pair_kernels: their
+# order there), after the functions of q (Q_FAMILY .. Q_FAMILY + 17)
+PAIR_COST, PAIR_FORCE, PAIR_S = 40, 41, 42
+NAMES.update({PAIR_COST: "pair cost at P = 0", PAIR_FORCE: "pair stiffness at P = 0",
+              PAIR_S: "pair share of S at P = 0"})
 
 # the functions of q (see the module docstring): Q_FAMILY + times_g + 2 (slot + 3 m)
 Q_FAMILY = 16
@@ -108,6 +119,8 @@ def log_weight(code, kp, d2, w):
 def radial_of(fn, code, kp, floor, d2, w):
     """The radial function ``fn`` (``W``, ``W_LOG_W``, ``WG``, ``WG_LOG_W``) at ``d2`` given
     ``w = weight(code, kp, d2)``; ``floor``: the least weight ``WG`` uses (0: none)."""
+    if fn >= PAIR_COST:
+        return zero_p_term(fn - PAIR_COST, kp, d2)
     if fn == W:
         return w
     if fn >= Q_FAMILY:

@@ -162,3 +162,15 @@ def test_a_bh_run_finds_what_the_exact_run_finds():
         scores[engine] = knn_preservation(X, Y, 15)
     assert scores["exact"] > 0.3
     assert abs(scores["bh"] - scores["exact"]) < 0.03
+
+
+def test_radial_function_codes_do_not_overlap():
+    """Each radial function has its own code: the zero-P pair terms come after the q family."""
+    from smallvis.engines import radial_kernels as rk
+
+    q_codes = {rk.q_code(slot, m, g) for slot in (0, 1, rk.ONE) for m in (0, 1, 2)
+               for g in (False, True)}
+    plain = {rk.W, rk.W_LOG_W, rk.WG, rk.WG_LOG_W}
+    pair = {rk.PAIR_COST, rk.PAIR_FORCE, rk.PAIR_S}
+    assert len(q_codes) == 18 and not (q_codes & plain) and not (q_codes & pair)
+    assert min(pair) > max(q_codes) and min(q_codes) > max(plain)

@@ -209,6 +209,31 @@ def fft_data():
                            for _ in range(5)])
 
 
+def check_thread_independent(engine, name, *, scale=3.0, exaggeration=4.0) -> None:
+    """``engine`` evaluates method ``name`` (a name or ``(name, params)``) on :func:`fft_data`'s
+    kNN P to the same bits with 1 and 2 threads (skipped without 2 threads, or where the engine
+    does not serve the method)."""
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("needs 2 threads")
+    method = build_method(name, perplexity=15)
+    if not engine.serves(method):
+        pytest.skip(f"{engine.name} does not serve {name}")
+    state = method.prepare_sparse(InputData(fft_data()), knn_method="exact")
+    Y = np.random.default_rng(4).normal(scale=scale, size=(len(fft_data()), 2))
+    before = numba.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 2):
+            numba.set_num_threads(threads)
+            results.append(engine().evaluate(method, state, Y, exaggeration))
+    finally:
+        numba.set_num_threads(before)
+    (c1, G1), (c2, G2) = results
+    assert np.array_equal(c1, c2) and np.array_equal(G1, G2)
+
+
 def kernel_weights(d2, code=0, kp=None):
     """The output kernel ``w(d2)`` of a ``FusedForm`` code, in NumPy (``kp``: the parameters of
     ``smallvis.engines.exact_kernels.kernel_params``): its declaration's weight."""

@@ -4,7 +4,6 @@ dense engine floors; the sums of the functions of q; threads; the refusal; the a
 
 import math
 
-import numba
 import numpy as np
 import pytest
 
@@ -18,7 +17,7 @@ from smallvis.io.data import InputData
 from smallvis.methods import REGISTRY, build_method
 from smallvis.methods.base import MethodState
 
-from engine_checks import check_bh, fft_data, numeric_gradient, rel, x80
+from engine_checks import check_bh, check_thread_independent, fft_data, numeric_gradient, rel, x80
 
 # every branch: the specs' finite-difference variants (absne's branches and general cases,
 # abssne's nudged limits)
@@ -113,21 +112,7 @@ def test_sums_of_functions_of_q_match_numpy(code, k):
                          ids=str)
 @pytest.mark.parametrize("engine", [BarnesHutEngine, FFTEngine])
 def test_does_not_depend_on_the_number_of_threads(engine, name):
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("needs 2 threads")
-    method = build_method(name, perplexity=15)
-    state = method.prepare_sparse(InputData(fft_data()), knn_method="exact")
-    Y = np.random.default_rng(4).normal(scale=1.0, size=(len(fft_data()), 2))
-    before = numba.get_num_threads()
-    results = []
-    try:
-        for threads in (1, 2):
-            numba.set_num_threads(threads)
-            results.append(engine().evaluate(method, state, Y, 4.0))
-    finally:
-        numba.set_num_threads(before)
-    (c1, G1), (c2, G2) = results
-    assert np.array_equal(c1, c2) and np.array_equal(G1, G2)
+    check_thread_independent(engine, name, scale=1.0)
 
 
 @pytest.mark.parametrize("params", [{"alpha": -0.5, "lambda": 1.0}, {"alpha": 0.5, "lambda": -1.0}])

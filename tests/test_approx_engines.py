@@ -3,7 +3,6 @@ defaults on 2,000 points, against the exact engine; the all-pairs sums of radial
 charges (:class:`smallvis.engines.approx_terms.Sums`) against NumPy; results that do not depend on
 the number of threads; and the refusals, which say why."""
 
-import numba
 import numpy as np
 import pytest
 
@@ -16,7 +15,8 @@ from smallvis.engines.radial_kernels import W, W_LOG_W, WG, WG_LOG_W
 from smallvis.io.data import InputData
 from smallvis.methods import build_method
 
-from engine_checks import check_approx_defaults, claimed, fft_data, kernel_weights, rel
+from engine_checks import (check_approx_defaults, check_thread_independent, claimed, fft_data,
+                           kernel_weights, rel)
 
 CLAIMED = sorted(set(claimed("bh")) | set(claimed("fft")))
 
@@ -76,21 +76,7 @@ def test_radial_sums_match_numpy(code, charged, floor, k):
 @pytest.mark.parametrize("name", ["rklsne", "asne", "wssne", "tee"])
 @pytest.mark.parametrize("engine", [BarnesHutEngine, FFTEngine])
 def test_does_not_depend_on_the_number_of_threads(engine, name):
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("needs 2 threads")
-    method = build_method(name, perplexity=15)
-    state = method.prepare_sparse(InputData(fft_data()), knn_method="exact")
-    Y = np.random.default_rng(4).normal(scale=3.0, size=(len(fft_data()), 2))
-    before = numba.get_num_threads()
-    results = []
-    try:
-        for threads in (1, 2):
-            numba.set_num_threads(threads)
-            results.append(engine().evaluate(method, state, Y, 4.0))
-    finally:
-        numba.set_num_threads(before)
-    (c1, G1), (c2, G2) = results
-    assert np.array_equal(c1, c2) and np.array_equal(G1, G2)
+    check_thread_independent(engine, name)
 
 
 def test_tee_prepares_a_sparse_v():

@@ -2,7 +2,6 @@
 checks (the defaults, P stored in full) do not show: every kappa, a truly sparse P, the floors on
 the pairs P does not store (docs/deviations.md), threads, Barnes-Hut's finer theta, auto."""
 
-import numba
 import numpy as np
 import pytest
 
@@ -13,7 +12,7 @@ from smallvis.io.data import InputData
 from smallvis.methods import REGISTRY, build_method
 from smallvis.methods.base import MethodState
 
-from engine_checks import check_bh, fft_data, numeric_gradient, x80
+from engine_checks import check_bh, check_thread_independent, fft_data, numeric_gradient, x80
 
 VARIANTS = [(name, v) for name in ("jse", "sjse") for v in REGISTRY[name].fd_variants]
 
@@ -81,21 +80,7 @@ def test_the_sparse_gradient_is_the_derivative_of_the_sparse_cost(spec):
 @pytest.mark.parametrize("name", ["jse", "sjse", "rsrjse"])
 @pytest.mark.parametrize("engine", [BarnesHutEngine, FFTEngine])
 def test_does_not_depend_on_the_number_of_threads(engine, name):
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("needs 2 threads")
-    method = build_method(name, perplexity=15)
-    state = method.prepare_sparse(InputData(fft_data()), knn_method="exact")
-    Y = np.random.default_rng(4).normal(scale=1.0, size=(len(fft_data()), 2))
-    before = numba.get_num_threads()
-    results = []
-    try:
-        for threads in (1, 2):
-            numba.set_num_threads(threads)
-            results.append(engine().evaluate(method, state, Y, 4.0))
-    finally:
-        numba.set_num_threads(before)
-    (c1, G1), (c2, G2) = results
-    assert np.array_equal(c1, c2) and np.array_equal(G1, G2)
+    check_thread_independent(engine, name, scale=1.0)
 
 
 def test_barnes_hut_sums_at_a_quarter_of_its_theta():

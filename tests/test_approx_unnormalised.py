@@ -7,7 +7,6 @@ engine="auto" keeps the peers' methods on sgd at scale. (The catalog-driven chec
 test_bh_engine, test_fft_engine and test_approx_engines run them as well, on a P with every pair
 stored.)"""
 
-import numba
 import numpy as np
 import pytest
 
@@ -20,7 +19,7 @@ from smallvis.engines.sgd import AUTO_SGD_N
 from smallvis.io.data import InputData
 from smallvis.methods import REGISTRY, build_method
 
-from engine_checks import fft_data, numeric_gradient
+from engine_checks import check_thread_independent, fft_data, numeric_gradient
 
 UNNORMALISED = ["umap", "tumap", "largevis"]
 NORMALISED = ["ntumap", "cetsne"]  # the cross-entropy with Q = W / Z: bh and fft
@@ -118,23 +117,7 @@ def test_fft_serves_the_normalised_cross_entropy(spec):
 @pytest.mark.parametrize("name", METHODS)
 @pytest.mark.parametrize("engine", [BarnesHutEngine, FFTEngine])
 def test_does_not_depend_on_the_number_of_threads(engine, name):
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("needs 2 threads")
-    method = build_method(name, perplexity=15)
-    if not engine.serves(method):
-        pytest.skip(f"{engine.name} does not serve {name}")
-    state = method.prepare_sparse(InputData(fft_data()), knn_method="exact")
-    Y = np.random.default_rng(4).normal(scale=3.0, size=(len(fft_data()), 2))
-    before = numba.get_num_threads()
-    results = []
-    try:
-        for threads in (1, 2):
-            numba.set_num_threads(threads)
-            results.append(engine().evaluate(method, state, Y, 1.0))
-    finally:
-        numba.set_num_threads(before)
-    (c1, G1), (c2, G2) = results
-    assert np.array_equal(c1, c2) and np.array_equal(G1, G2)
+    check_thread_independent(engine, name, exaggeration=1.0)
 
 
 @pytest.mark.parametrize("name", UNNORMALISED)

@@ -3,7 +3,6 @@ what the catalog-driven checks (bh at theta = 0 and fft against dense, both at t
 2,000 points against exact) do not show: dhssne's per-epoch alpha and its stale first gradient,
 and results that do not depend on the number of threads."""
 
-import numba
 import numpy as np
 import pytest
 
@@ -13,7 +12,7 @@ from smallvis.engines.fft import FFTEngine
 from smallvis.io.data import InputData
 from smallvis.methods import build_method
 
-from engine_checks import fft_data, sparse_states, x80
+from engine_checks import check_thread_independent, fft_data, sparse_states, x80
 
 
 def test_dhssne_alpha_search_and_stale_gradient_on_barnes_hut():
@@ -53,21 +52,7 @@ THREAD_CASES = ["dhssne", "nerv", "snerv", "gsne"]
 @pytest.mark.parametrize("name", THREAD_CASES)
 @pytest.mark.parametrize("engine", [BarnesHutEngine, FFTEngine])
 def test_does_not_depend_on_the_number_of_threads(engine, name):
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("needs 2 threads")
-    method = build_method(name, perplexity=15)
-    state = method.prepare_sparse(InputData(fft_data()), knn_method="exact")
-    Y = np.random.default_rng(4).normal(scale=3.0, size=(len(fft_data()), 2))
-    before = numba.get_num_threads()
-    results = []
-    try:
-        for threads in (1, 2):
-            numba.set_num_threads(threads)
-            results.append(engine().evaluate(method, state, Y, 4.0))
-    finally:
-        numba.set_num_threads(before)
-    (c1, G1), (c2, G2) = results
-    assert np.array_equal(c1, c2) and np.array_equal(G1, G2)
+    check_thread_independent(engine, name)
 
 
 def _kNN_states(name, n=80, perplexity=5):

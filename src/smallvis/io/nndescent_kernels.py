@@ -328,9 +328,9 @@ def init_graph(X, k, kind, p, seed, orders, starts, ends, counts):
 
 
 @njit(cache=True)
-def _reverse(hi, hf):
+def _reverse(hd, hi, hf):
     """The reverse graph as CSR: for each point ``j``, the points listing it and those entries'
-    flags, in index order."""
+    distances and flags, in index order: (ptr, rev, rdist, rflag)."""
     n, k = hi.shape
     ptr = np.zeros(n + 1, dtype=np.int64)
     for i in range(n):
@@ -341,26 +341,28 @@ def _reverse(hi, hf):
     pos = ptr[:-1].copy()
     rev = np.empty(n * k, dtype=np.int64)
     rflag = np.empty(n * k, dtype=np.uint8)
+    rdist = np.empty(n * k, dtype=hd.dtype)
     for i in range(n):
         for t in range(k):
             j = hi[i, t]
             rev[pos[j]] = i
             rflag[pos[j]] = hf[i, t]
+            rdist[pos[j]] = hd[i, t]
             pos[j] += 1
-    return ptr, rev, rflag
+    return ptr, rev, rdist, rflag
 
 
 @njit(parallel=True, cache=True)
-def _candidates(hi, hf, ptr, rev, rflag, max_cand, seed, it):
-    """Each point's sampled candidates: up to ``max_cand`` new and ``max_cand`` old ones among its
-    neighbours and reverse neighbours, those of smallest hash priority (a set that does not depend on
-    the order they are offered in). The new neighbours sampled are flagged old in ``hf``."""
+def _candidates(hd, hi, hf, ptr, rev, rdist, rflag, max_cand):
+    """Each point's candidates: up to ``max_cand`` new and ``max_cand`` old ones among its
+    neighbours and reverse neighbours, the nearest (ties: the lower index; a set that does not depend
+    on the order they are offered in). The new neighbours taken are flagged old in ``hf``."""
     n, k = hi.shape
     new_c = np.full((n, max_cand), -1, dtype=np.int64)
     old_c = np.full((n, max_cand), -1, dtype=np.int64)
     for j in prange(n):
-        new_p = np.full(max_cand, np.inf)
-        old_p = np.full(max_cand, np.inf)
+        new_p = np.full(max_cand, np.inf, dtype=hd.dtype)
+        old_p = np.full(max_cand, np.inf, dtype=hd.dtype)
         dummy = np.zeros(max_cand, dtype=np.uint8)
         nc = new_c[j]
         oc = old_c[j]
@@ -368,16 +370,15 @@ def _candidates(hi, hf, ptr, rev, rflag, max_cand, seed, it):
             if t < k:
                 i = hi[j, t]
                 flag = hf[j, t]
+                d = hd[j, t]
             else:
                 i = rev[ptr[j] + t - k]
                 flag = rflag[ptr[j] + t - k]
-            lo = min(i, j)
-            hi_ = max(i, j)
-            prio = _uniform(seed, it * np.int64(hi.shape[0]) + lo, hi_)
+                d = rdist[ptr[j] + t - k]
             if flag:
-                _push(new_p, nc, dummy, prio, i, 0)
+                _push(new_p, nc, dummy, d, i, 0)
             else:
-                _push(old_p, oc, dummy, prio, i, 0)
+                _push(old_p, oc, dummy, d, i, 0)
         for t in range(k):
             if hf[j, t] and _listed(nc, hi[j, t]):
                 hf[j, t] = 0
@@ -441,13 +442,13 @@ def _join(X, hd, hi, hf, new_c, old_c, kind, p):
 
 
 @njit(cache=True)
-def nn_descent(X, hd, hi, hf, kind, p, seed, max_cand, n_iters, delta):
+def nn_descent(X, hd, hi, hf, kind, p, max_cand, n_iters, delta):
     """Improve the graph ``hd``/``hi``/``hf`` in place until an iteration changes fewer than
     ``delta * n * k`` entries, or ``n_iters`` iterations. Returns the iterations run."""
     n, k = hi.shape
     for it in range(n_iters):
-        ptr, rev, rflag = _reverse(hi, hf)
-        new_c, old_c = _candidates(hi, hf, ptr, rev, rflag, max_cand, seed, it)
+        ptr, rev, rdist, rflag = _reverse(hd, hi, hf)
+        new_c, old_c = _candidates(hd, hi, hf, ptr, rev, rdist, rflag, max_cand)
         changed = _join(X, hd, hi, hf, new_c, old_c, kind, p)
         if changed < delta * n * k:
             return it + 1

@@ -102,9 +102,10 @@ def _search(S, Xf, k, kind, final, p, norms, seed, settings):
     S = np.ascontiguousarray(S[perm])
     hd, hi, hf = kern.init_graph(S, k, kind, p, np.int64(seed), inv[orders], starts, ends, counts)
     del orders, starts, ends
-    iters = kern.nn_descent(S, hd, hi, hf, kind, p, settings["max_candidates"],
-                            settings["n_iters"], float(settings["delta"]))
-    logger.debug("nndescent: %d points, %d trees, %d iterations", n, settings["n_trees"], iters)
+    iters, evaluated = kern.nn_descent(S, hd, hi, hf, kind, p, settings["max_candidates"],
+                                       settings["n_iters"], float(settings["delta"]))
+    logger.debug("nndescent: %d points, %d trees, %d iterations, %.0f distances per point", n,
+                 settings["n_trees"], iters, evaluated / n)
     found = np.empty_like(hi)
     found[perm] = perm[hi]
     return kern.final_neighbors(Xf, found, final, p, norms)

@@ -387,9 +387,10 @@ def _candidates(hd, hi, hf, ptr, rev, rdist, rflag, max_cand):
 
 @njit(cache=True)
 def _consider(X, hd, hi, hf, mark, i, q, kind, p):
-    """Offer point ``q`` to point ``i``'s heap unless ``mark`` says it was offered (or listed)."""
+    """Offer point ``q`` to point ``i``'s heap unless ``mark`` says it was offered (or listed):
+    -1 if not offered, else 1 if it entered, 0 if not."""
     if mark[q] == i:
-        return 0
+        return -1
     mark[q] = i
     return _push(hd, hi, hf, _dist_below(X, i, q, kind, p, hd[0]), q, 1)
 
@@ -398,15 +399,17 @@ def _consider(X, hd, hi, hf, mark, i, q, kind, p):
 def _join(X, hd, hi, hf, new_c, old_c, kind, p):
     """The local join, pulled: each point offers its own heap its new candidates, their candidates
     (new and old) and its old candidates' new candidates, each once, in that order. Returns the
-    number of entries that entered the heaps."""
+    number of entries that entered the heaps and the number of distances computed."""
     n, k = hi.shape
     c = new_c.shape[1]
     chunk_size = 4 * _CHUNK
     n_chunks = (n + chunk_size - 1) // chunk_size
     updates = np.zeros(n_chunks, dtype=np.int64)
+    evaluated = np.zeros(n_chunks, dtype=np.int64)
     for chunk in prange(n_chunks):
-        mark = np.full(n, -1, dtype=np.int64)  # mark[q] == i: q was offered to i (or is listed)
+        mark = np.full(n, -1, dtype=np.int32)  # mark[q] == i: q was offered to i (or listed)
         count = 0
+        evals = 0
         for i in range(chunk * chunk_size, min(n, (chunk + 1) * chunk_size)):
             hdi = hd[i]
             hii = hi[i]
@@ -417,7 +420,9 @@ def _join(X, hd, hi, hf, new_c, old_c, kind, p):
             for a in range(c):
                 v = new_c[i, a]
                 if v >= 0:
-                    count += _consider(X, hdi, hii, hfi, mark, i, v, kind, p)
+                    r = _consider(X, hdi, hii, hfi, mark, i, v, kind, p)
+                    count += r > 0
+                    evals += r >= 0
             for a in range(c):
                 v = new_c[i, a]
                 if v < 0:
@@ -425,10 +430,14 @@ def _join(X, hd, hi, hf, new_c, old_c, kind, p):
                 for b in range(c):
                     q = new_c[v, b]
                     if q >= 0:
-                        count += _consider(X, hdi, hii, hfi, mark, i, q, kind, p)
+                        r = _consider(X, hdi, hii, hfi, mark, i, q, kind, p)
+                        count += r > 0
+                        evals += r >= 0
                     q = old_c[v, b]
                     if q >= 0:
-                        count += _consider(X, hdi, hii, hfi, mark, i, q, kind, p)
+                        r = _consider(X, hdi, hii, hfi, mark, i, q, kind, p)
+                        count += r > 0
+                        evals += r >= 0
             for a in range(c):
                 v = old_c[i, a]
                 if v < 0:
@@ -436,23 +445,29 @@ def _join(X, hd, hi, hf, new_c, old_c, kind, p):
                 for b in range(c):
                     q = new_c[v, b]
                     if q >= 0:
-                        count += _consider(X, hdi, hii, hfi, mark, i, q, kind, p)
+                        r = _consider(X, hdi, hii, hfi, mark, i, q, kind, p)
+                        count += r > 0
+                        evals += r >= 0
         updates[chunk] = count
-    return updates.sum()
+        evaluated[chunk] = evals
+    return updates.sum(), evaluated.sum()
 
 
 @njit(cache=True)
 def nn_descent(X, hd, hi, hf, kind, p, max_cand, n_iters, delta):
     """Improve the graph ``hd``/``hi``/``hf`` in place until an iteration changes fewer than
-    ``delta * n * k`` entries, or ``n_iters`` iterations. Returns the iterations run."""
+    ``delta * n * k`` entries, or ``n_iters`` iterations. Returns the iterations run and the
+    distances computed."""
     n, k = hi.shape
+    total = 0
     for it in range(n_iters):
         ptr, rev, rdist, rflag = _reverse(hd, hi, hf)
         new_c, old_c = _candidates(hd, hi, hf, ptr, rev, rdist, rflag, max_cand)
-        changed = _join(X, hd, hi, hf, new_c, old_c, kind, p)
+        changed, evaluated = _join(X, hd, hi, hf, new_c, old_c, kind, p)
+        total += evaluated
         if changed < delta * n * k:
-            return it + 1
-    return n_iters
+            return it + 1, total
+    return n_iters, total
 
 
 # --- final distances ------------------------------------------------------------------------------------

@@ -198,3 +198,30 @@ def test_candidates_are_the_nearest_entries():
             assert sorted(got[got >= 0].tolist()) == sorted(set(want))
         taken = np.isin(hi[j], new_c[j]) & (flags[j] == 1)
         assert np.all(hf[j][taken] == 0) and np.all(hf[j][~taken] == flags[j][~taken])
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cosine", "manhattan"])
+def test_many_neighbours_settings(clustered, metric):
+    """More than 30 neighbours (t-SNE's 3 x perplexity) use fewer trees, more candidates and a
+    looser stop; the recall stays high and the answer is the same with 1 or 2 threads."""
+    from smallvis.io.nndescent import default_settings
+
+    assert default_settings(70_000, 15)["max_candidates"] == 30
+    many = default_settings(70_000, 90)
+    assert many["n_trees"] < default_settings(70_000, 15)["n_trees"]
+    assert many["delta"] > default_settings(70_000, 15)["delta"]
+    idx, dist = approximate_neighbors(clustered, 45, metric=metric, random_state=2)
+    exact, _ = nb.nearest_neighbors(clustered, 45, method="exact", metric=metric)
+    assert _recall(idx, exact) >= 0.95
+    assert np.all(np.diff(dist, axis=1) >= 0)
+    numba = pytest.importorskip("numba")
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        return
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = approximate_neighbors(clustered, 45, metric=metric, random_state=2)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(one[0], idx)
+    np.testing.assert_array_equal(one[1], dist)

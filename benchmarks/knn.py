@@ -2,6 +2,7 @@
 
     python benchmarks/knn.py                                   # 20k and 70k x 50, k = 15 and 90
     python benchmarks/knn.py --sizes 20000 --ks 15 --tools nndescent,pynndescent
+    python benchmarks/knn.py --sizes 70000 --no-compile   # fresh and warm only (numba's usual cache)
 
 Data: ``make_blobs(n, 50, centers=20, random_state=0)`` (blobs20k / blobs70k of the other
 benchmarks: 20 Gaussian clusters, 50-D inside each, a hard case for graph-based searches). Each
@@ -78,6 +79,9 @@ def main(argv=None):
     parser.add_argument("--sizes", default="20000,70000")
     parser.add_argument("--ks", default="15,90")
     parser.add_argument("--tools", default=",".join(TOOLS))
+    parser.add_argument("--no-compile", action="store_true",
+                        help="skip the empty-cache run: fresh and warm with numba's cache as "
+                        "it is (fill it first, e.g. with a small run)")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -90,6 +94,10 @@ def main(argv=None):
             for tool in args.tools.split(","):
                 if tool == "exact":
                     row = run_child(n, k, tool, 1)
+                    if row:
+                        row["compile"] = None
+                elif args.no_compile:
+                    row = run_child(n, k, tool, 2)  # numba's cache as it is
                     if row:
                         row["compile"] = None
                 else:

@@ -169,3 +169,59 @@ def test_what_it_serves():
                             "cosine", "correlation"}
     assert not nb.own_search_applies(X, metric("hamming"))
     assert not nb.own_search_applies(sp.csr_matrix(X), metric("cosine"))
+
+
+def test_candidates_are_the_nearest_entries():
+    """Each iteration explores from a point's nearest new (and old) neighbours and reverse
+    neighbours, ties to the lower index; the new ones taken are flagged old."""
+    from smallvis.io import nndescent_kernels as kern
+
+    rng = np.random.default_rng(0)
+    n, k, c = 40, 6, 4
+    hi = np.array([rng.choice(np.delete(np.arange(n), i), k, replace=False) for i in range(n)])
+    D = rng.integers(1, 5, size=(n, n)).astype(float)  # many ties
+    D = np.minimum(D, D.T)
+    hd = np.take_along_axis(D, hi, axis=1)
+    hf = rng.integers(0, 2, size=(n, k)).astype(np.uint8)
+    flags = hf.copy()
+    ptr, rev, rdist, rflag = kern._reverse(hd, hi, hf)
+    new_c, old_c = kern._candidates(hd, hi, hf, ptr, rev, rdist, rflag, c)
+    for j in range(n):
+        entries = {}  # index -> (distance, new) over the row and the reverse entries
+        for t in range(k):
+            entries.setdefault(hi[j, t], []).append((hd[j, t], flags[j, t]))
+        for i, t in zip(*np.nonzero(hi == j)):
+            entries.setdefault(i, []).append((hd[i, t], flags[i, t]))
+        for got, want_new in ((new_c[j], 1), (old_c[j], 0)):
+            pool = sorted({(d, i) for i, es in entries.items() for d, f in es if f == want_new})
+            want = [i for _, i in pool[:c]]
+            assert sorted(got[got >= 0].tolist()) == sorted(set(want))
+        taken = np.isin(hi[j], new_c[j]) & (flags[j] == 1)
+        assert np.all(hf[j][taken] == 0) and np.all(hf[j][~taken] == flags[j][~taken])
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "cosine", "manhattan"])
+def test_many_neighbours_settings(clustered, metric):
+    """More than 30 neighbours (t-SNE's 3 x perplexity) use fewer trees, more candidates and a
+    looser stop; the recall stays high and the answer is the same with 1 or 2 threads."""
+    from smallvis.io.nndescent import default_settings
+
+    assert default_settings(70_000, 15)["max_candidates"] == 30
+    many = default_settings(70_000, 90)
+    assert many["n_trees"] < default_settings(70_000, 15)["n_trees"]
+    assert many["delta"] > default_settings(70_000, 15)["delta"]
+    idx, dist = approximate_neighbors(clustered, 45, metric=metric, random_state=2)
+    exact, _ = nb.nearest_neighbors(clustered, 45, method="exact", metric=metric)
+    assert _recall(idx, exact) >= 0.95
+    assert np.all(np.diff(dist, axis=1) >= 0)
+    numba = pytest.importorskip("numba")
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        return
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = approximate_neighbors(clustered, 45, metric=metric, random_state=2)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(one[0], idx)
+    np.testing.assert_array_equal(one[1], dist)

@@ -31,7 +31,10 @@ KNN_METHODS = ("auto", "exact", "nndescent", "pynndescent")
 # "auto" above EXACT_MAX_N: the library's search up to this many neighbours, pynndescent for more.
 # 70,000 x 50 blobs, one process, 2 cores: k = 15 ours 15.4 s at recall 0.946, pynndescent 6.6 s at
 # 0.869 (plus its ~20 s compilation in every new process); k = 90 (t-SNE's) ours 77 s, pynndescent
-# 15.6 s at 0.9997 (benchmarks/knn.py)
+# 15.6 s at 0.9997. Since (nearest candidates first; 4 trees, 40 candidates for k > 30): k = 15
+# recall 0.955; k = 90 ours about 2x pynndescent's time once it is compiled (179 s against 93 s on
+# a loaded machine, recall 0.9986 and 0.9998), so pynndescent stays the choice above 30
+# (benchmarks/README.md, knn.py)
 AUTO_OWN_MAX_K = 30
 EXACT_MAX_N = 20_000  # "auto" searches exactly up to this many points (about 2.5 s at n = 20,000,
 # 50-D, 2 cores: less than pynndescent's compilation in a fresh process)

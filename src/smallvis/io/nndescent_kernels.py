@@ -328,9 +328,9 @@ def init_graph(X, k, kind, p, seed, orders, starts, ends, counts):
 
 
 @njit(cache=True)
-def _reverse(hi, hf):
+def _reverse(hd, hi, hf):
     """The reverse graph as CSR: for each point ``j``, the points listing it and those entries'
-    flags, in index order."""
+    distances and flags, in index order: (ptr, rev, rdist, rflag)."""
     n, k = hi.shape
     ptr = np.zeros(n + 1, dtype=np.int64)
     for i in range(n):
@@ -341,26 +341,28 @@ def _reverse(hi, hf):
     pos = ptr[:-1].copy()
     rev = np.empty(n * k, dtype=np.int64)
     rflag = np.empty(n * k, dtype=np.uint8)
+    rdist = np.empty(n * k, dtype=hd.dtype)
     for i in range(n):
         for t in range(k):
             j = hi[i, t]
             rev[pos[j]] = i
             rflag[pos[j]] = hf[i, t]
+            rdist[pos[j]] = hd[i, t]
             pos[j] += 1
-    return ptr, rev, rflag
+    return ptr, rev, rdist, rflag
 
 
 @njit(parallel=True, cache=True)
-def _candidates(hi, hf, ptr, rev, rflag, max_cand, seed, it):
-    """Each point's sampled candidates: up to ``max_cand`` new and ``max_cand`` old ones among its
-    neighbours and reverse neighbours, those of smallest hash priority (a set that does not depend on
-    the order they are offered in). The new neighbours sampled are flagged old in ``hf``."""
+def _candidates(hd, hi, hf, ptr, rev, rdist, rflag, max_cand):
+    """Each point's candidates: up to ``max_cand`` new and ``max_cand`` old ones among its
+    neighbours and reverse neighbours, the nearest (ties: the lower index; a set that does not depend
+    on the order they are offered in). The new neighbours taken are flagged old in ``hf``."""
     n, k = hi.shape
     new_c = np.full((n, max_cand), -1, dtype=np.int64)
     old_c = np.full((n, max_cand), -1, dtype=np.int64)
     for j in prange(n):
-        new_p = np.full(max_cand, np.inf)
-        old_p = np.full(max_cand, np.inf)
+        new_p = np.full(max_cand, np.inf, dtype=hd.dtype)
+        old_p = np.full(max_cand, np.inf, dtype=hd.dtype)
         dummy = np.zeros(max_cand, dtype=np.uint8)
         nc = new_c[j]
         oc = old_c[j]
@@ -368,16 +370,15 @@ def _candidates(hi, hf, ptr, rev, rflag, max_cand, seed, it):
             if t < k:
                 i = hi[j, t]
                 flag = hf[j, t]
+                d = hd[j, t]
             else:
                 i = rev[ptr[j] + t - k]
                 flag = rflag[ptr[j] + t - k]
-            lo = min(i, j)
-            hi_ = max(i, j)
-            prio = _uniform(seed, it * np.int64(hi.shape[0]) + lo, hi_)
+                d = rdist[ptr[j] + t - k]
             if flag:
-                _push(new_p, nc, dummy, prio, i, 0)
+                _push(new_p, nc, dummy, d, i, 0)
             else:
-                _push(old_p, oc, dummy, prio, i, 0)
+                _push(old_p, oc, dummy, d, i, 0)
         for t in range(k):
             if hf[j, t] and _listed(nc, hi[j, t]):
                 hf[j, t] = 0
@@ -386,9 +387,10 @@ def _candidates(hi, hf, ptr, rev, rflag, max_cand, seed, it):
 
 @njit(cache=True)
 def _consider(X, hd, hi, hf, mark, i, q, kind, p):
-    """Offer point ``q`` to point ``i``'s heap unless ``mark`` says it was offered (or listed)."""
+    """Offer point ``q`` to point ``i``'s heap unless ``mark`` says it was offered (or listed):
+    -1 if not offered, else 1 if it entered, 0 if not."""
     if mark[q] == i:
-        return 0
+        return -1
     mark[q] = i
     return _push(hd, hi, hf, _dist_below(X, i, q, kind, p, hd[0]), q, 1)
 
@@ -397,15 +399,17 @@ def _consider(X, hd, hi, hf, mark, i, q, kind, p):
 def _join(X, hd, hi, hf, new_c, old_c, kind, p):
     """The local join, pulled: each point offers its own heap its new candidates, their candidates
     (new and old) and its old candidates' new candidates, each once, in that order. Returns the
-    number of entries that entered the heaps."""
+    number of entries that entered the heaps and the number of distances computed."""
     n, k = hi.shape
     c = new_c.shape[1]
     chunk_size = 4 * _CHUNK
     n_chunks = (n + chunk_size - 1) // chunk_size
     updates = np.zeros(n_chunks, dtype=np.int64)
+    evaluated = np.zeros(n_chunks, dtype=np.int64)
     for chunk in prange(n_chunks):
-        mark = np.full(n, -1, dtype=np.int64)  # mark[q] == i: q was offered to i (or is listed)
+        mark = np.full(n, -1, dtype=np.int32)  # mark[q] == i: q was offered to i (or listed)
         count = 0
+        evals = 0
         for i in range(chunk * chunk_size, min(n, (chunk + 1) * chunk_size)):
             hdi = hd[i]
             hii = hi[i]
@@ -416,7 +420,9 @@ def _join(X, hd, hi, hf, new_c, old_c, kind, p):
             for a in range(c):
                 v = new_c[i, a]
                 if v >= 0:
-                    count += _consider(X, hdi, hii, hfi, mark, i, v, kind, p)
+                    r = _consider(X, hdi, hii, hfi, mark, i, v, kind, p)
+                    count += r > 0
+                    evals += r >= 0
             for a in range(c):
                 v = new_c[i, a]
                 if v < 0:
@@ -424,10 +430,14 @@ def _join(X, hd, hi, hf, new_c, old_c, kind, p):
                 for b in range(c):
                     q = new_c[v, b]
                     if q >= 0:
-                        count += _consider(X, hdi, hii, hfi, mark, i, q, kind, p)
+                        r = _consider(X, hdi, hii, hfi, mark, i, q, kind, p)
+                        count += r > 0
+                        evals += r >= 0
                     q = old_c[v, b]
                     if q >= 0:
-                        count += _consider(X, hdi, hii, hfi, mark, i, q, kind, p)
+                        r = _consider(X, hdi, hii, hfi, mark, i, q, kind, p)
+                        count += r > 0
+                        evals += r >= 0
             for a in range(c):
                 v = old_c[i, a]
                 if v < 0:
@@ -435,23 +445,29 @@ def _join(X, hd, hi, hf, new_c, old_c, kind, p):
                 for b in range(c):
                     q = new_c[v, b]
                     if q >= 0:
-                        count += _consider(X, hdi, hii, hfi, mark, i, q, kind, p)
+                        r = _consider(X, hdi, hii, hfi, mark, i, q, kind, p)
+                        count += r > 0
+                        evals += r >= 0
         updates[chunk] = count
-    return updates.sum()
+        evaluated[chunk] = evals
+    return updates.sum(), evaluated.sum()
 
 
 @njit(cache=True)
-def nn_descent(X, hd, hi, hf, kind, p, seed, max_cand, n_iters, delta):
+def nn_descent(X, hd, hi, hf, kind, p, max_cand, n_iters, delta):
     """Improve the graph ``hd``/``hi``/``hf`` in place until an iteration changes fewer than
-    ``delta * n * k`` entries, or ``n_iters`` iterations. Returns the iterations run."""
+    ``delta * n * k`` entries, or ``n_iters`` iterations. Returns the iterations run and the
+    distances computed."""
     n, k = hi.shape
+    total = 0
     for it in range(n_iters):
-        ptr, rev, rflag = _reverse(hi, hf)
-        new_c, old_c = _candidates(hi, hf, ptr, rev, rflag, max_cand, seed, it)
-        changed = _join(X, hd, hi, hf, new_c, old_c, kind, p)
+        ptr, rev, rdist, rflag = _reverse(hd, hi, hf)
+        new_c, old_c = _candidates(hd, hi, hf, ptr, rev, rdist, rflag, max_cand)
+        changed, evaluated = _join(X, hd, hi, hf, new_c, old_c, kind, p)
+        total += evaluated
         if changed < delta * n * k:
-            return it + 1
-    return n_iters
+            return it + 1, total
+    return n_iters, total
 
 
 # --- final distances ------------------------------------------------------------------------------------

@@ -113,3 +113,24 @@ def test_models_without_kernel_values_still_transform(digits, fitted):
 
     knn = KNeighborsClassifier(10).fit(est.embedding_, y[:800])
     assert knn.score(Y_old, y[800:1000]) > 0.85 and knn.score(Y_new, y[800:1000]) > 0.85
+
+
+def test_a_transform_nobody_watches_costs_once(digits, fitted, monkeypatch):
+    """Without ``verbose`` or ``ret_extra`` the cost is evaluated once, at the end (not every tenth
+    iteration); the coordinates are those of a run that records every tenth cost (t-SNE and umap
+    never stop early on their tolerance within a transform's 100 iterations)."""
+    from smallvis.api.transform import smallvis_transform
+    from smallvis.run.optim.base import Objective
+
+    _, _, est = fitted
+    X, _ = digits
+    calls = []
+    original = Objective.pcost
+    monkeypatch.setattr(Objective, "pcost",
+                        lambda self, Y, exaggeration=None: calls.append(1) or original(
+                            self, Y, exaggeration))
+    Y = smallvis_transform(est, X[800:1000])
+    quiet = len(calls)
+    watched = smallvis_transform(est, X[800:1000], ret_extra=True)
+    assert quiet <= 1 and len(calls) - quiet >= 10 and len(watched.itercosts) >= 10
+    np.testing.assert_array_equal(Y, watched.Y)

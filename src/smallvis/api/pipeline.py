@@ -21,6 +21,7 @@ from ..engines import resolve_engine
 from ..io.metric import parse_metric
 from ..io.prepare import prepare_input
 from ..methods import build_method, split_spec
+from ..methods.base import Method
 from ..run import driver, presets
 from ..run.config import RunConfig, RunPlan, resolve
 from ..run.init import InitContext, initial_layout, rescale, check_init_matrix, resolve_init
@@ -211,7 +212,11 @@ def _run(eng, m, data, plan: RunPlan, config: RunConfig, *, rng, extras, pca_app
     if stochastic:  # the engine's epochs, run as the driver's optimiser
         optimizer = EpochStepper(eng.epochs(m, state, n_epochs=s.max_iter, eta=plan.eta,
                                             rng=rng)) if s.max_iter > 0 else None
-    schedule = driver.Schedule(**{**vars(s), "record": record, "frozen": frozen,
+    epoch = s.epoch
+    if frozen is not None and not (out_cfg.verbose or record or out_cfg.epoch_callback) \
+            and type(m).on_epoch is Method.on_epoch:
+        epoch = max(1, s.max_iter)  # a transform nobody watches: the cost at the end only
+    schedule = driver.Schedule(**{**vars(s), "record": record, "frozen": frozen, "epoch": epoch,
                                   "iter0_cost": s.iter0_cost and (out_cfg.verbose or record)})
     if s.max_iter < 1:
         out = driver.RunOutcome(Y=Y, iter=0, G2norm=None, stop_lying_iter=s.stop_lying_iter)

@@ -129,7 +129,7 @@ def _transform(model: Model, Xn: np.ndarray, *, max_iter, random_state, verbose,
             else TRANSFORM_ITER
     arguments = {**model.arguments, **_RESET, "Y_init": start, "max_iter": int(max_iter),
                  "engine": model.engine, "random_state": seed,
-                 "ret_extra": True, "verbose": verbose}
+                 "ret_extra": bool(ret_extra), "verbose": verbose}
     arguments.pop("n_threads", None)
     if arguments.get("y") is not None:  # the fitted points keep their labels, the new are unlabelled
         arguments["y"] = np.concatenate([np.asarray(arguments["y"], dtype=object),
@@ -142,9 +142,9 @@ def _transform(model: Model, Xn: np.ndarray, *, max_iter, random_state, verbose,
     fitted_V = getattr(model, "kernel_rows", None) if neighbors is not None else None
     res = embed(joint, RunConfig.from_arguments(**arguments), frozen=frozen,
                 neighbors=neighbors, fitted_V=fitted_V)
+    if not ret_extra:  # the coordinates only (nor the joint costs nor their record computed)
+        return np.ascontiguousarray(res[n:])
     Y = np.ascontiguousarray(res.Y[n:])
-    if not ret_extra:
-        return Y
     res.Y = Y
     return res
 

@@ -36,6 +36,7 @@ TRANSFORM_ITER = 100
 TRANSFORM_EPOCHS = (100, 30)
 SGD_RATE = 0.25
 START_NEIGHBOURS = 10  # a new point starts at the median of this many nearest training points
+GRAPH_MAX_K = 30  # the graph walk searches at most this many neighbours (walks_graph)
 
 # settings of the fit that a transform must not reuse: the start, its spread, the exaggeration
 # stages, the input processing (the model's rows are already processed), callbacks and outputs
@@ -169,12 +170,18 @@ def new_neighbors(model: Model, Xn, joint: bool = False):
     its ``k`` nearest among the fitted and the other new points); None otherwise (the run then
     searches, or computes all distances, as a fit does).
     ``nearest`` (m, ``START_NEIGHBOURS``): each new point's nearest fitted points, for its start.
-    Both come from the same search of the new points among the fitted ones (brute force in blocks
-    for Euclidean coordinates, :func:`~smallvis.io.neighbors.query_neighbors` otherwise), merged
-    with a search among the new points."""
+    Both come from the same search of the new points among the fitted ones (exact, brute force, or
+    the walk on the fitted points' neighbour graph where :func:`walks_graph`), with ``joint``
+    merged with an exact search among the new points."""
     k_start = min(START_NEIGHBOURS, model.n)
     k = 0 if model.neighbors is None else model.neighbors[0].shape[1]
-    d_fit, i_fit = _search(model, Xn, model.X, min(max(k, k_start), model.n))
+    k_fit = min(max(k, k_start), model.n)
+    if walks_graph(model, Xn, k_fit):
+        from ..io.graph_query import graph_neighbors
+
+        i_fit, d_fit = graph_neighbors(model.X, Xn, model.neighbors[0], k_fit)
+    else:
+        d_fit, i_fit = _search(model, Xn, model.X, k_fit)
     nearest = i_fit[:, :k_start]
     if model.neighbors is None:
         return None, nearest
@@ -193,6 +200,28 @@ def new_neighbors(model: Model, Xn, joint: bool = False):
     new_dist = np.take_along_axis(D, order, axis=1)
     return ((np.vstack([idx, new_idx]).astype(idx.dtype, copy=False), np.vstack([dist, new_dist])),
             nearest)
+
+
+def walks_graph(model: Model, Xn, k: int) -> bool:
+    """Whether the new points' neighbours among the fitted ones come from the walk on the fitted
+    points' neighbour graph (:func:`smallvis.io.graph_query.graph_neighbors`: approximate,
+    deterministic) rather than an exact search: where the fit's own neighbours were approximate
+    (``knn="auto"`` above :data:`~smallvis.io.neighbors.EXACT_MAX_N` points, or ``"nndescent"``,
+    ``"pynndescent"``), for at most :data:`GRAPH_MAX_K` neighbours (umap's 15: the walk is 4x faster
+    than the exact search at 60,000 + 10,000 points with a recall of 0.9999; for t-SNE's 90 it is
+    not faster), on dense Euclidean rows."""
+    from ..io.neighbors import EXACT_MAX_N
+
+    if model.neighbors is None or k > GRAPH_MAX_K or _is_sparse(model.X) or _is_sparse(Xn):
+        return False
+    if not model_metric(model).euclidean:
+        return False
+    engine = model.engine
+    options = engine[1] if isinstance(engine, (tuple, list)) and len(engine) > 1 else {}
+    knn = str((options or {}).get("knn", "auto")).strip().lower()
+    if knn in ("nndescent", "pynndescent"):
+        return True
+    return knn == "auto" and model.n > EXACT_MAX_N
 
 
 def _search(model: Model, Q, X, k: int):

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from smallvis.api.model import Model
-from smallvis.api.transform import GRAPH_MAX_K, walks_graph
-from smallvis.io.graph_query import graph_neighbors, recall, search_trees
+from smallvis.api.transform import walks_graph
+from smallvis.io.graph_query import graph_neighbors, recall, search_graph, search_trees
 from smallvis.io.neighbors import EXACT_MAX_N, nearest_neighbors, query_neighbors
 
 
@@ -86,8 +86,21 @@ def test_a_transform_walks_only_where_the_fit_searched_approximately():
     big = EXACT_MAX_N + 1
     assert walks_graph(_model(big, 15), Xn, 15)
     assert not walks_graph(_model(EXACT_MAX_N, 15), Xn, 15)  # the fit searched exactly
-    assert not walks_graph(_model(big, 90), Xn, 90)  # t-SNE's 90: the exact search is as fast
-    assert GRAPH_MAX_K < 90
+    assert walks_graph(_model(big, 90), Xn, 90)
     assert not walks_graph(_model(big, 15, engine=("sgd", {"knn": "exact"})), Xn, 15)
     assert walks_graph(_model(1000, 15, engine=("sgd", {"knn": "nndescent"})), Xn, 15)
     assert not walks_graph(_model(big, 15, metric="manhattan"), Xn, 15)
+
+
+def test_the_forward_graph_is_the_listed_neighbours(clumps):
+    """Without the reverse edges the walk's graph is each point's neighbours as listed (t-SNE's
+    many neighbours); with them every edge appears both ways, once."""
+    X, Q, graph = clumps
+    indptr, indices = search_graph(graph, reverse=False)
+    np.testing.assert_array_equal(indices.reshape(graph.shape), graph)
+    indptr, indices = search_graph(graph)
+    rows = np.repeat(np.arange(len(X)), np.diff(indptr))
+    pairs = set(zip(rows.tolist(), indices.tolist()))
+    assert len(pairs) == len(indices) and all((j, i) in pairs for i, j in pairs)
+    idx, _ = graph_neighbors(X, Q, graph, 15, graph=search_graph(graph, reverse=False))
+    assert recall(idx, query_neighbors(Q, X, 15)[0]) >= 0.9

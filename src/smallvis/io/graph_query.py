@@ -21,19 +21,22 @@ EF_EXTRA = 16  # points kept beyond the k asked for (more: higher recall, slower
 SEED = 20240601  # the trees' hash seed (fixed: a search is a function of its input)
 
 
-def search_graph(neighbors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def search_graph(neighbors: np.ndarray, reverse: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The walk's graph, CSR ``(indptr, indices)`` over the ``n`` indexed points: each point's
-    neighbours (``neighbors`` (n, k) indices) and the points that list it, each once, in index
-    order."""
+    neighbours (``neighbors`` (n, k) indices) and, with ``reverse``, the points that list it, each
+    once, in index order (without: its neighbours as listed, nearest first)."""
     from scipy import sparse
 
     n, k = neighbors.shape
+    if not reverse and np.all(neighbors >= 0):  # (an unfilled slot, -1: the filtered CSR below)
+        idx = np.ascontiguousarray(neighbors, dtype=np.int64)
+        return np.arange(0, n * k + 1, k, dtype=np.int64), idx.ravel()
     rows = np.repeat(np.arange(n, dtype=np.int64), k)
     cols = np.asarray(neighbors, dtype=np.int64).ravel()
     keep = (cols >= 0) & (cols != rows)
     rows, cols = rows[keep], cols[keep]
     A = sparse.csr_matrix((np.ones(rows.size, dtype=np.int8), (rows, cols)), shape=(n, n))
-    A = (A + A.T).tocsr()
+    A = (A + A.T).tocsr() if reverse else A
     A.sort_indices()
     return np.asarray(A.indptr, dtype=np.int64), np.asarray(A.indices, dtype=np.int64)
 

@@ -177,3 +177,55 @@ def test_sgd_freeze_is_served_for_the_umap_forces_only():
     assert SGDEngine().freeze(build_method("umap"), state, MOVING)
     assert state.data["sgd"]["moving"].dtype == np.bool_
     assert not SGDEngine().freeze(build_method("ncvis"), MethodState(), MOVING)
+
+
+def _apart_gradient(spec, alpha, engine, k, f):
+    """The fast path with ``apart`` (the moving rows repel the frozen ones only) and the exact
+    gradient of that objective: every pair but those of two moving rows in the repulsion and
+    ``Z``, the attraction over all stored entries."""
+    method, _, sp = sparse_states(x80(), spec)
+    Y = np.random.default_rng(k).normal(scale=2.0, size=(N, k))
+    assert engine.freeze(method, sp, MOVING, apart=True)
+    _, G = engine.evaluate(method, sp, Y, f, cost=False)
+    P = sparse.csr_matrix(sp.P).toarray()
+    diff = Y[:, None] - Y[None]
+    W = (1.0 + alpha * (EPS + (diff ** 2).sum(-1))) ** (-1.0 / alpha)
+    np.fill_diagonal(W, 0.0)
+    Wk = np.where(MOVING[:, None] & MOVING[None], 0.0, W)
+    A = ((P * W ** alpha)[..., None] * diff).sum(1)
+    R = ((Wk ** (1.0 + alpha))[..., None] * diff).sum(1)
+    return G, 4.0 * (f * A - R / (Wk.sum() + EPS))
+
+
+APART = [("tsne", 1.0), (("hssne", {"alpha": 2.0}), 2.0)]
+
+
+@pytest.mark.parametrize("spec, alpha", APART, ids=["tsne", "hssne"])
+@pytest.mark.parametrize("k", [1, 2])
+def test_bh_apart_leaves_out_the_moving_pairs(spec, alpha, k):
+    """``apart`` on bh (theta 0): the moving rows' gradient of the objective without the pairs of
+    two moving rows (a transform whose new points see only the fitted ones)."""
+    G, want = _apart_gradient(spec, alpha, BarnesHutEngine(theta=0.0), k, 1.0)
+    np.testing.assert_allclose(G[MOVING], want[MOVING], rtol=1e-10, atol=1e-13 * np.abs(want).max())
+    assert not G[~MOVING].any()
+
+
+@pytest.mark.parametrize("spec, alpha", APART, ids=["tsne", "hssne"])
+@pytest.mark.parametrize("k", [1, 2])
+def test_fft_apart_is_the_frozen_field_alone(spec, alpha, k):
+    """``apart`` on fft: the frozen field alone, to the interpolation's accuracy; no tree of the
+    moving points is made."""
+    eng = FFTEngine(n_interp=5)
+    G, want = _apart_gradient(spec, alpha, eng, k, 4.0)
+    np.testing.assert_allclose(G[MOVING], want[MOVING], rtol=1e-3, atol=1e-4 * np.abs(want).max())
+    assert not G[~MOVING].any()
+
+
+def test_apart_is_ignored_where_not_served():
+    """The FFT engine without its frozen field cannot leave the moving pairs out: the flag is
+    ignored and the joint gradient served."""
+    method, _, sp = sparse_states(x80(), "tsne")
+    eng = FFTEngine()
+    eng.frozen_field = False
+    assert eng.freeze(method, sp, MOVING, apart=True)
+    assert sp.data["_moving_apart"] is False

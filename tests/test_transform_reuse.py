@@ -44,7 +44,7 @@ def test_one_search_gives_the_joint_neighbours_and_the_start(digits, fitted):
     model = est.model_
     noise = np.random.default_rng(1).normal(scale=0.01, size=(100, X.shape[1]))  # no tied distances
     Xn = model.input_map.apply(X[800:900] + noise)
-    (idx, dist), nearest = new_neighbors(model, Xn)
+    (idx, dist), nearest = new_neighbors(model, Xn, joint=True)
     k = model.neighbors[0].shape[1]
     joint = np.vstack([model.X, Xn])
     want_d, want_i = NearestNeighbors(n_neighbors=k + 1, algorithm="brute").fit(joint).kneighbors(
@@ -55,6 +55,13 @@ def test_one_search_gives_the_joint_neighbours_and_the_start(digits, fitted):
     start = NearestNeighbors(n_neighbors=START_NEIGHBOURS).fit(model.X).kneighbors(
         Xn, return_distance=False)
     np.testing.assert_array_equal(nearest, start)
+    # the default (each new point against the fitted ones): its k nearest fitted points
+    (idx, dist), nearest_again = new_neighbors(model, Xn)
+    want_d, want_i = NearestNeighbors(n_neighbors=k, algorithm="brute").fit(model.X).kneighbors(Xn)
+    np.testing.assert_array_equal(idx[:800], model.neighbors[0])
+    np.testing.assert_array_equal(idx[800:], want_i)
+    np.testing.assert_allclose(dist[800:], want_d, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(nearest_again, start)
 
 
 def test_fitted_rows_keep_their_affinities(digits, fitted):
@@ -113,3 +120,65 @@ def test_models_without_kernel_values_still_transform(digits, fitted):
 
     knn = KNeighborsClassifier(10).fit(est.embedding_, y[:800])
     assert knn.score(Y_old, y[800:1000]) > 0.85 and knn.score(Y_new, y[800:1000]) > 0.85
+
+
+def test_a_transform_nobody_watches_costs_nothing(digits, fitted, monkeypatch):
+    """Without ``verbose`` or ``ret_extra`` no cost is evaluated (a watched run evaluates one every
+    tenth iteration); the coordinates are those of a run that records them (t-SNE and umap never
+    stop early on their tolerance within a transform's 100 iterations)."""
+    from smallvis.api.transform import smallvis_transform
+    from smallvis.run.optim.base import Objective
+
+    _, _, est = fitted
+    X, _ = digits
+    calls = []
+    original = Objective.pcost
+    monkeypatch.setattr(Objective, "pcost",
+                        lambda self, Y, exaggeration=None: calls.append(1) or original(
+                            self, Y, exaggeration))
+    Y = smallvis_transform(est, X[800:1000])
+    quiet = len(calls)
+    watched = smallvis_transform(est, X[800:1000], ret_extra=True)
+    assert quiet == 0 and len(calls) >= 10 and len(watched.itercosts) >= 10
+    np.testing.assert_array_equal(Y, watched.Y)
+
+
+def test_joint_placement_is_kept_as_an_option(digits, fitted):
+    """``joint=True`` places the batch jointly (new points neighbours of one another); both ways
+    land held-out digits in their class, and they differ."""
+    from sklearn.neighbors import KNeighborsClassifier
+
+    from smallvis.api.transform import smallvis_transform
+
+    _, _, est = fitted
+    X, y = digits
+    knn = KNeighborsClassifier(10).fit(est.embedding_, y[:800])
+    apart = smallvis_transform(est, X[800:1000])
+    joint = smallvis_transform(est, X[800:1000], joint=True)
+    assert not np.array_equal(apart, joint)
+    assert knn.score(apart, y[800:1000]) > 0.85 and knn.score(joint, y[800:1000]) > 0.85
+
+
+def test_cli_joint_flag(tmp_path, digits, fitted):
+    """``smallvis transform --joint`` is ``smallvis_transform(..., joint=True)``."""
+    import pickle
+
+    import pandas as pd
+
+    from smallvis.api.transform import smallvis_transform
+    from smallvis.cli import main
+
+    _, _, est = fitted
+    X, _ = digits
+    with open(tmp_path / "m.pkl", "wb") as fh:
+        pickle.dump(est.model_, fh)
+    pd.DataFrame(X[800:900]).to_csv(tmp_path / "new.csv", index=False, header=False)
+    placed = {}
+    for flag, joint in (([], False), (["--joint"], True)):
+        out = tmp_path / f"xy{joint}.npy"
+        assert main(["transform", str(tmp_path / "new.csv"), "--model", str(tmp_path / "m.pkl"),
+                     "--out", str(out), "-q"] + flag) == 0
+        placed[joint] = np.load(out)
+    for joint in (False, True):
+        np.testing.assert_array_equal(placed[joint], smallvis_transform(est, X[800:900],
+                                                                        joint=joint))

@@ -21,6 +21,7 @@ from ..engines import resolve_engine
 from ..io.metric import parse_metric
 from ..io.prepare import prepare_input
 from ..methods import build_method, split_spec
+from ..methods.base import Method
 from ..run import driver, presets
 from ..run.config import RunConfig, RunPlan, resolve
 from ..run.init import InitContext, initial_layout, rescale, check_init_matrix, resolve_init
@@ -34,7 +35,7 @@ EXTRA_NAMES = ("X", "P", "Q", "DX", "DY", "V", "beta", "dint", "adegin", "adegou
 
 
 def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None, neighbors=None,
-          fitted_V=None):
+          fitted_V=None, apart: bool = False):
     """Run ``config`` on ``X``: the coordinates (n, k), or a :class:`SmallVisResult` when
     ``config.output.ret_extra`` asks for one.
 
@@ -42,7 +43,8 @@ def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None, neighbors=N
     of the ``Y_init`` matrix; the others are optimised against them, and nothing is recentred;
     ``neighbors``: ``(indices, distances)`` known in advance, read by any neighbour search;
     ``fitted_V``: the leading rows' sparse input kernel values (a transform's fitted points),
-    reused by the sparse calibration, which then calibrates only the rows after them."""
+    reused by the sparse calibration, which then calibrates only the rows after them; ``apart``:
+    the moving rows are not repelled by one another (engines that serve it: ``bh``, ``fft``)."""
     start = time.perf_counter()
     rng = as_generator(config.random_state)
     k, mc, inp = config.k, config.method, config.input
@@ -88,7 +90,8 @@ def embed(X, config: RunConfig, *, frozen: np.ndarray | None = None, neighbors=N
                 "" if precomputed or metric.euclidean else f", metric {metric.describe()}",
                 m.name, eng.name)
     out, run, plan = _run_retrying(eng, m, data, plan, config, rng=rng, extras=extras,
-                                   pca_applied=pca_applied, record=want_result, frozen=frozen)
+                                   pca_applied=pca_applied, record=want_result, frozen=frozen,
+                                   apart=apart)
     teach(out, m.name, run["opt"].get("eta"), defaults=plan.defaults)
     if not want_result:
         return out.Y.astype(out_dtype, copy=False)
@@ -187,7 +190,7 @@ def _run_retrying(eng, m, data, plan: RunPlan, config: RunConfig, *, rng, **kwar
 
 
 def _run(eng, m, data, plan: RunPlan, config: RunConfig, *, rng, extras, pca_applied, record,
-         frozen=None):
+         frozen=None, apart=False):
     """Prepare the method on the engine, start, and run the driver: (outcome, what the result
     needs). The random draws keep their order on every engine: affinities (the sgd engine's kNN
     seed from a child stream), the start, the optimiser's seeds."""
@@ -208,11 +211,14 @@ def _run(eng, m, data, plan: RunPlan, config: RunConfig, *, rng, extras, pca_app
     else:
         Y = initial_layout(plan.init, context, None if frozen is not None else plan.Y_init_sdev)
     data.release()  # what the method keeps is in its state: no (n, n) distances while it runs
-    objective = Objective(m, state, eng, frozen=frozen)
+    objective = Objective(m, state, eng, frozen=frozen, apart=apart)
     if stochastic:  # the engine's epochs, run as the driver's optimiser
         optimizer = EpochStepper(eng.epochs(m, state, n_epochs=s.max_iter, eta=plan.eta,
                                             rng=rng)) if s.max_iter > 0 else None
-    schedule = driver.Schedule(**{**vars(s), "record": record, "frozen": frozen,
+    # a transform nobody watches evaluates no cost (a method with an epoch hook needs it)
+    costed = frozen is None or bool(out_cfg.verbose or record or out_cfg.epoch_callback) \
+        or type(m).on_epoch is not Method.on_epoch
+    schedule = driver.Schedule(**{**vars(s), "record": record, "frozen": frozen, "costed": costed,
                                   "iter0_cost": s.iter0_cost and (out_cfg.verbose or record)})
     if s.max_iter < 1:
         out = driver.RunOutcome(Y=Y, iter=0, G2norm=None, stop_lying_iter=s.stop_lying_iter)

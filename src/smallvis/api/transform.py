@@ -2,11 +2,14 @@
 
 A fitted :class:`~smallvis.api.model.Model` keeps what the run needs to be continued.
 :func:`smallvis_transform` maps the new rows with the fit's constants, starts each new point at the
-median of its nearest training points' coordinates (in the input space), and runs **the same method, on the same engine**, on the training and new points
-together with the training coordinates frozen: only the new points move, under the method's own
-cost on the joint data (the new points' neighbours among training and new points alike; on the
-kNN-graph engines the training rows keep the fit's neighbours and kernel values and only the new
-rows are calibrated, and the engine computes only the new rows' gradient), without exaggeration.
+median of its nearest training points' coordinates (in the input space), and runs **the same
+method, on the same engine**, on the training and new points together with the training coordinates
+frozen: only the new points move, under the method's own cost, without exaggeration. On the
+kNN-graph engines the training rows keep the fit's neighbours and kernel values, only the new rows
+are searched and calibrated, and the engine computes only the new rows' gradient; by default each
+new point's neighbours are training points and (``bh``, ``fft``) it is repelled by the training
+points only, as in openTSNE and umap-learn (``joint=True``: the batch placed jointly, the new points
+neighbours of one another). The other engines place the batch jointly.
 So every method and every engine that can fit can also transform; see docs/transform.md.
 """
 
@@ -33,6 +36,7 @@ TRANSFORM_ITER = 100
 TRANSFORM_EPOCHS = (100, 30)
 SGD_RATE = 0.25
 START_NEIGHBOURS = 10  # a new point starts at the median of this many nearest training points
+GRAPH_REVERSE_K = 30  # the graph walk adds the reverse edges up to this many neighbours
 
 # settings of the fit that a transform must not reuse: the start, its spread, the exaggeration
 # stages, the input processing (the model's rows are already processed), callbacks and outputs
@@ -43,7 +47,7 @@ _RESET = dict(Y_init=None, Y_init_sdev=None, exaggeration_factor=1.0, stop_lying
 
 
 def smallvis_transform(model, X_new, *, max_iter=None, random_state=None, verbose=False,
-                       n_threads=None, ret_extra=False):
+                       n_threads=None, ret_extra=False, joint=False):
     """Place new points ``X_new`` next to a fitted embedding, which does not move.
 
     Parameters
@@ -65,6 +69,14 @@ def smallvis_transform(model, X_new, *, max_iter=None, random_state=None, verbos
     ret_extra : bool
         Return the joint run's :class:`~smallvis.SmallVisResult` (its ``Y`` the new points' only)
         instead of the coordinates.
+    joint : bool
+        On the kNN-graph engines (``bh``, ``fft``, ``sgd``): False (the default, as openTSNE and
+        umap-learn) gives each new point neighbours among the fitted points only and, on ``bh``
+        and ``fft`` for t-SNE and its heavy-tailed relatives, no repulsion from the other new
+        points: each is placed against the fitted embedding. True places the batch jointly: the
+        new points' neighbours among the fitted and the new points, and their repulsion of one
+        another (a cluster absent from the fit forms its own cluster; slower). The other engines
+        always place the batch jointly.
 
     Returns
     -------
@@ -85,7 +97,7 @@ def smallvis_transform(model, X_new, *, max_iter=None, random_state=None, verbos
     threads = model.arguments.get("n_threads", 0) if n_threads is None else n_threads
     with verbose_logging(verbose), run_threads(threads):
         return _transform(model, Xn, max_iter=max_iter, random_state=random_state,
-                          verbose=verbose, ret_extra=ret_extra)
+                          verbose=verbose, ret_extra=ret_extra, joint=bool(joint))
 
 
 def as_model(fitted) -> Model:
@@ -107,19 +119,20 @@ def as_model(fitted) -> Model:
                        if hasattr(fitted, "extras") else f"; got {type(fitted).__name__}"))
 
 
-def _transform(model: Model, Xn: np.ndarray, *, max_iter, random_state, verbose, ret_extra):
+def _transform(model: Model, Xn: np.ndarray, *, max_iter, random_state, verbose, ret_extra,
+               joint=False):
     from .pipeline import embed
 
     n, m = model.n, Xn.shape[0]
     if _is_sparse(model.X) or _is_sparse(Xn):
         import scipy.sparse as sp
 
-        joint = sp.vstack([sp.csr_matrix(model.X), sp.csr_matrix(Xn)], format="csr")
+        data = sp.vstack([sp.csr_matrix(model.X), sp.csr_matrix(Xn)], format="csr")
     else:
-        joint = np.vstack([model.X, Xn])
+        data = np.vstack([model.X, Xn])
     seed = model.arguments.get("random_state") if random_state is None else random_state
     rng = np.random.default_rng(seed if seed is not None else 0)
-    neighbors, nearest = new_neighbors(model, Xn)
+    neighbors, nearest = new_neighbors(model, Xn, joint=joint)
     start = np.vstack([model.Y, start_positions(model, Xn, rng, nearest)])
     frozen = np.zeros(n + m, dtype=bool)
     frozen[:n] = True
@@ -129,7 +142,7 @@ def _transform(model: Model, Xn: np.ndarray, *, max_iter, random_state, verbose,
             else TRANSFORM_ITER
     arguments = {**model.arguments, **_RESET, "Y_init": start, "max_iter": int(max_iter),
                  "engine": model.engine, "random_state": seed,
-                 "ret_extra": True, "verbose": verbose}
+                 "ret_extra": bool(ret_extra), "verbose": verbose}
     arguments.pop("n_threads", None)
     if arguments.get("y") is not None:  # the fitted points keep their labels, the new are unlabelled
         arguments["y"] = np.concatenate([np.asarray(arguments["y"], dtype=object),
@@ -140,33 +153,48 @@ def _transform(model: Model, Xn: np.ndarray, *, max_iter, random_state, verbose,
                 model.info.get("method"), max_iter, "epochs" if stochastic else "iterations")
     # the fitted rows' kernel values are reused where the fitted rows keep their neighbours
     fitted_V = getattr(model, "kernel_rows", None) if neighbors is not None else None
-    res = embed(joint, RunConfig.from_arguments(**arguments), frozen=frozen,
-                neighbors=neighbors, fitted_V=fitted_V)
+    res = embed(data, RunConfig.from_arguments(**arguments), frozen=frozen,
+                neighbors=neighbors, fitted_V=fitted_V, apart=not joint)
+    if not ret_extra:  # the coordinates only (nor the joint costs nor their record computed)
+        return np.ascontiguousarray(res[n:])
     Y = np.ascontiguousarray(res.Y[n:])
-    if not ret_extra:
-        return Y
     res.Y = Y
     return res
 
 
-def new_neighbors(model: Model, Xn):
-    """One search of the new points' neighbours: ``(joint, nearest)``.
+def new_neighbors(model: Model, Xn, joint: bool = False):
+    """One search of the new points' neighbours: ``(neighbours, nearest)``.
 
-    ``joint``: the joint data's neighbours when the fit found its own (the sparse-P engines), the
-    fitted points keeping theirs and each new point's ``k`` nearest among the fitted and the other
-    new points; None otherwise (the run then searches, or computes all distances, as a fit does).
+    ``neighbours``: the joint data's neighbours when the fit found its own (the sparse-P engines),
+    the fitted points keeping theirs and each new point's ``k`` nearest fitted points (``joint``:
+    its ``k`` nearest among the fitted and the other new points); None otherwise (the run then
+    searches, or computes all distances, as a fit does).
     ``nearest`` (m, ``START_NEIGHBOURS``): each new point's nearest fitted points, for its start.
-    Both come from the same search of the new points among the fitted ones (brute force in blocks
-    for Euclidean coordinates, :func:`~smallvis.io.neighbors.query_neighbors` otherwise), merged
-    with a search among the new points."""
+    Both come from the same search of the new points among the fitted ones (exact, brute force, or
+    the walk on the fitted points' neighbour graph where :func:`walks_graph`), with ``joint``
+    merged with an exact search among the new points."""
     k_start = min(START_NEIGHBOURS, model.n)
     k = 0 if model.neighbors is None else model.neighbors[0].shape[1]
-    d_fit, i_fit = _search(model, Xn, model.X, min(max(k, k_start), model.n))
+    k_fit = min(max(k, k_start), model.n)
+    if walks_graph(model, Xn, k_fit):
+        from ..io.graph_query import graph_neighbors
+
+        from ..io.graph_query import search_graph
+
+        # umap's few neighbours need the reverse edges to leave a tight clump; t-SNE's many do not,
+        # and half the edges halve the walk's distances
+        graph = search_graph(model.neighbors[0], reverse=k_fit <= GRAPH_REVERSE_K)
+        i_fit, d_fit = graph_neighbors(model.X, Xn, model.neighbors[0], k_fit, graph=graph)
+    else:
+        d_fit, i_fit = _search(model, Xn, model.X, k_fit)
     nearest = i_fit[:, :k_start]
     if model.neighbors is None:
         return None, nearest
     idx, dist = model.neighbors
     n, m = model.n, Xn.shape[0]
+    if not joint:
+        return ((np.vstack([idx, i_fit[:, :k]]).astype(idx.dtype, copy=False),
+                 np.vstack([dist, d_fit[:, :k]])), nearest)
     d_new, i_new = _search(model, Xn, Xn, min(k + 1, m))
     i_new = i_new + n
     d_new = np.where(i_new == np.arange(n, n + m)[:, None], np.inf, d_new)  # the point itself
@@ -177,6 +205,28 @@ def new_neighbors(model: Model, Xn):
     new_dist = np.take_along_axis(D, order, axis=1)
     return ((np.vstack([idx, new_idx]).astype(idx.dtype, copy=False), np.vstack([dist, new_dist])),
             nearest)
+
+
+def walks_graph(model: Model, Xn, k: int) -> bool:
+    """Whether the new points' neighbours among the fitted ones come from the walk on the fitted
+    points' neighbour graph (:func:`smallvis.io.graph_query.graph_neighbors`: approximate,
+    deterministic) rather than an exact search: where the fit's own neighbours were approximate
+    (``knn="auto"`` above :data:`~smallvis.io.neighbors.EXACT_MAX_N` points, or ``"nndescent"``,
+    ``"pynndescent"``), on dense Euclidean rows. At 60,000 + 10,000 resampled digits: umap's 14
+    neighbours 4x faster than the exact search, recall 0.9999; t-SNE's 90 (the walk on the forward
+    edges only) 1.6x faster, recall 0.9997."""
+    from ..io.neighbors import EXACT_MAX_N
+
+    if model.neighbors is None or _is_sparse(model.X) or _is_sparse(Xn):
+        return False
+    if not model_metric(model).euclidean:
+        return False
+    engine = model.engine
+    options = engine[1] if isinstance(engine, (tuple, list)) and len(engine) > 1 else {}
+    knn = str((options or {}).get("knn", "auto")).strip().lower()
+    if knn in ("nndescent", "pynndescent"):
+        return True
+    return knn == "auto" and model.n > EXACT_MAX_N
 
 
 def _search(model: Model, Q, X, k: int):

@@ -40,6 +40,9 @@ def add_transform_parser(sub) -> None:
     t.add_argument("--max-iter", type=whole_number, metavar="N",
                    help="iterations (epochs on the sgd engine); default 100 (sgd: 100, 30 above "
                         "10,000 points in all)")
+    t.add_argument("--joint", action="store_true",
+                   help="place the new points jointly (neighbours of one another), not each "
+                        "against the fitted points only (bh, fft, sgd engines)")
     t.add_argument("--seed", type=whole_number, metavar="S", help="random seed (default: the fit's)")
     t.add_argument("--threads", type=whole_number, metavar="N", help="threads (default: the fit's)")
     t.add_argument("--out", metavar="FILE.csv|.npy", help="write the new points' coordinates")
@@ -90,7 +93,7 @@ def run_transform(args) -> int:
     from ..api.transform import smallvis_transform
 
     Y = smallvis_transform(model, data.X, max_iter=args.max_iter, random_state=args.seed,
-                           verbose=args.verbose, n_threads=args.threads)
+                           verbose=args.verbose, n_threads=args.threads, joint=args.joint)
     if args.plot is not None:
         plot_transform(model, Y, data, args.plot)
     if out is not None:

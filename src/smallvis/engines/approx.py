@@ -76,6 +76,7 @@ KERNEL_CODES = radial_codes()
 _FORM_KEY = "_sparse_engine_form"
 _PLAN_KEY = "_sparse_engine_plan"
 MOVING_KEY = "_moving_rows"  # a transform's moving rows (SparseKLEngine.freeze)
+APART_KEY = "_moving_apart"  # a transform whose moving rows do not repel one another
 
 # pair evaluations per point in one kernel call (~3 perplexity neighbours, tree cells or
 # interpolation nodes): decides whether a run pays for threads (smallvis._util.parallel.fit_threads)
@@ -317,7 +318,10 @@ class SparseKLEngine:
             state.data[_FORM_KEY] = (form, csr_arrays(P), np.asarray(P.sum(axis=1)).ravel())
         return state.data[_FORM_KEY]
 
-    def freeze(self, method, state, moving: np.ndarray) -> bool:
+    # whether repulsion_rows can leave out the moving rows' repulsion of one another (apart=True)
+    serves_apart = False
+
+    def freeze(self, method, state, moving: np.ndarray, apart: bool = False) -> bool:
         """Evaluate only the rows where ``moving`` (bool, (n,)) is True (a transform: the fitted
         points held still); True when this engine does so for ``method``, False when it will go on
         evaluating every row (the caller then zeroes the frozen rows' gradient itself).
@@ -326,20 +330,26 @@ class SparseKLEngine:
         gradient of a moving row is the full evaluation's: its attraction over its stored entries
         (:func:`.attraction_kernels.attraction_rows`) and its repulsion from every point
         (:meth:`repulsion_rows`); the frozen rows' gradient is zero; the per-point costs are those
-        of every row, with the ``Z`` of :meth:`repulsion_rows`."""
+        of every row, with the ``Z`` of :meth:`repulsion_rows`.
+
+        ``apart``: the moving rows are repelled by the frozen ones only (their pairs left out of the
+        repulsion and of ``Z``: a transform whose new points see only the fitted ones), where the
+        engine :attr:`serves_apart` (``bh``, ``fft``); elsewhere the flag is ignored."""
         plan = approx_plan(method, state)[0]
         if plan is None or plan.kind != "plain":
             return False
         moving = np.asarray(moving, dtype=bool)
         state.data[MOVING_KEY] = np.ascontiguousarray(np.flatnonzero(moving), dtype=np.int64)
+        state.data[APART_KEY] = bool(apart and self.serves_apart)
         return True
 
     # -- the subclass's part --------------------------------------------------------------------
     def repulsion_rows(self, Y: np.ndarray, code: int, alpha: float, forces: bool, eps: float,
-                       rows: np.ndarray, store: dict):
+                       rows: np.ndarray, store: dict, apart: bool = False):
         """``(Z, R_rows)``: :meth:`repulsion`'s ``Z`` and its ``R`` at ``rows`` only (m, k) (None
         unless ``forces``); ``store`` a dict kept with the run (for sums that do not change while
-        the other rows are frozen). This default evaluates every row."""
+        the other rows are frozen); ``apart`` (engines that :attr:`serves_apart`): the pairs of two
+        moving rows left out of both. This default evaluates every row."""
         Z, R = self.repulsion(Y, code, alpha, forces, eps)
         return Z, (None if R is None else R[rows])
 
@@ -417,7 +427,8 @@ class SparseKLEngine:
             Z, R = self.repulsion(Y, code, alpha, bool(grad), float(form.eps))
         else:
             Z, R = self.repulsion_rows(Y, code, alpha, bool(grad), float(form.eps), rows,
-                                       state.data.setdefault("_frozen_sums", {}))
+                                       state.data.setdefault("_frozen_sums", {}),
+                                       apart=bool(state.data.get(APART_KEY, False)))
         G = pcost = None
         if grad and rows is not None:  # the moving rows only; the frozen rows' gradient is 0
             A = np.empty((rows.shape[0], k))

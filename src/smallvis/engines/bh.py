@@ -80,15 +80,21 @@ class BarnesHutEngine(SparseKLEngine):
                             code, alpha, forces, zrow, R)
         return float(zrow.sum()) + eps, (R if forces else None)
 
-    def repulsion_rows(self, Y, code, alpha, forces, eps, rows, store):
+    serves_apart = True
+
+    def repulsion_rows(self, Y, code, alpha, forces, eps, rows, store, apart=False):
         """``(Z, R_rows)`` with the other rows frozen: the tree of every point, traversed from
         ``rows`` only (``R_rows`` is :meth:`repulsion`'s), and
         ``Z = Z_FF + 2 sum_{i in rows} Z_i - Z_MM + eps`` with ``Z_FF`` the frozen points' own sum
         (a tree of them alone, made once) and ``Z_MM`` the moving points' (a tree of them alone):
         :meth:`repulsion`'s ``Z`` up to rounding with ``theta = 0``, otherwise each part is summarised
-        on its own tree (docs/deviations.md)."""
+        on its own tree (docs/deviations.md). With ``apart`` the moving rows' sums come from the
+        frozen points' tree alone (made once) and ``Z = Z_FF + 2 sum_{i in rows} Z_i + eps``: the
+        pairs of two moving rows are left out."""
         from . import bh_kernels as kern
 
+        if apart:
+            return self._apart_rows(Y, code, alpha, forces, eps, rows, store)
         n, k = Y.shape
         moving = np.zeros(n, dtype=bool)
         moving[rows] = True
@@ -107,6 +113,31 @@ class BarnesHutEngine(SparseKLEngine):
         z_mm = self.repulsion(Ym, code, alpha, False, eps)[0] - eps if len(Ym) > 1 else 0.0
         Z = store[key] + 2.0 * float(zrow[rows].sum()) - z_mm + eps
         return Z, (R[rows] if forces else None)
+
+    def _apart_rows(self, Y, code, alpha, forces, eps, rows, store):
+        """:meth:`repulsion_rows` with ``apart``: the frozen points' tree and ``Z_FF``, made once,
+        traversed from the moving rows (the kernel reads only the visiting point's coordinates)."""
+        from . import bh_kernels as kern
+
+        n, k = Y.shape
+        key = ("tree_F", code, alpha, eps)
+        if key not in store:
+            moving = np.zeros(n, dtype=bool)
+            moving[rows] = True
+            tree = TreeSums(self.theta, np.ascontiguousarray(Y[~moving]), eps)
+            nf = tree.Y.shape[0]
+            zrow = np.empty(nf)
+            kern.repulsion_sums(tree.Y, tree.node, tree.skip, tree.order, self.theta, eps,
+                                tree.tol, code, alpha, False, zrow, np.empty((0, k)))
+            store[key] = (tree, float(zrow.sum()) if nf > 1 else 0.0)
+        tree, z_ff = store[key]
+        Ym = np.ascontiguousarray(Y[rows], dtype=np.float64)
+        m = Ym.shape[0]
+        zrow = np.empty(m)
+        R = np.empty((m, k)) if forces else np.empty((0, k))
+        kern.repulsion_sums(Ym, tree.node, tree.skip, np.arange(m, dtype=np.int64), self.theta,
+                            eps, tree.tol, code, alpha, forces, zrow, R)
+        return z_ff + 2.0 * float(zrow.sum()) + eps, (R if forces else None)
 
     def radial(self, Y: np.ndarray, eps: float = EPS) -> "TreeSums":
         """The tree at ``Y``, answering :class:`~.approx_terms.Sums` requests (``TreeSums.sums``)."""

@@ -138,17 +138,22 @@ class FFTEngine(SparseKLEngine):
         """``(Z, R)`` by interpolation (see the module docstring); ``eps`` is not needed."""
         return self._repulsion(Y, code, alpha, forces, None)
 
-    def repulsion_rows(self, Y, code, alpha, forces, eps, rows, store):
+    @property
+    def serves_apart(self) -> bool:
+        """The frozen field can leave out the moving points' own repulsion (``apart``)."""
+        return self.frozen_field
+
+    def repulsion_rows(self, Y, code, alpha, forces, eps, rows, store, apart=False):
         """``(Z, R_rows)`` with the rows other than ``rows`` frozen: with ``frozen_field`` (the
         default) the frozen points' potentials on a fixed grid, made once, plus the moving points'
-        own sums from a Barnes-Hut tree of them with ``transform_theta``
-        (:mod:`.fft_frozen`; docs/deviations.md); else the grid of every point at every call,
-        interpolated back at ``rows`` only (:meth:`repulsion`'s numbers)."""
+        own sums from a Barnes-Hut tree of them with ``transform_theta``, or without them when
+        ``apart`` (:mod:`.fft_frozen`; docs/deviations.md); else the grid of every point at every
+        call, interpolated back at ``rows`` only (:meth:`repulsion`'s numbers)."""
         if self.frozen_field:
             from .fft_frozen import frozen_repulsion
 
             return frozen_repulsion(self, Y, code, alpha, forces, eps, rows, store,
-                                    self.transform_theta)
+                                    self.transform_theta, apart=apart)
         return self._repulsion(Y, code, alpha, forces, rows)
 
     def _repulsion(self, Y, code, alpha, forces, rows):

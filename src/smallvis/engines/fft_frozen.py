@@ -87,10 +87,10 @@ class FrozenField:
         return S[:, 0], R
 
 
-def frozen_repulsion(engine, Y, code, alpha, forces, eps, rows, store, theta):
+def frozen_repulsion(engine, Y, code, alpha, forces, eps, rows, store, theta, apart=False):
     """``(Z, R_rows)`` of :meth:`.fft.FFTEngine.repulsion_rows`: the frozen field (made once, kept in
     ``store``) at the moving rows plus the moving points' own sums from a Barnes-Hut tree of them
-    (``theta``)."""
+    (``theta``); with ``apart`` the field alone, ``Z = Z_FF + 2 sum_{i in M} S_i``."""
     from .bh import BarnesHutEngine
 
     n = Y.shape[0]
@@ -102,6 +102,8 @@ def frozen_repulsion(engine, Y, code, alpha, forces, eps, rows, store, theta):
         moving[rows] = True
         field = store[key] = FrozenField(engine, Y[~moving], Y, code, alpha)
     S, R = field.at(Ym, forces)
+    if apart:
+        return field.Z_FF + 2.0 * float(S.sum()), R
     if len(Ym) > 1:
         z_mm, R_mm = BarnesHutEngine(theta).repulsion(Ym, code, alpha, forces, eps)
         z_mm -= eps

@@ -243,11 +243,12 @@ class SGDEngine:
         return Epochs(epoch_step, self.run_params(eta, n_epochs),
                       sgd if plan.forces == "nce" else None, rate=rate)
 
-    def freeze(self, method, state, moving: np.ndarray) -> bool:
+    def freeze(self, method, state, moving: np.ndarray, apart: bool = False) -> bool:
         """Hold the rows where ``moving`` is False still (a transform): True for the UMAP-style
         forces (umap, tumap, largevis), whose epochs then sample only what moves a moving point
         (:func:`.sgd_kernels.umap_epoch`); False for the others (the driver puts their frozen rows
-        back after each epoch). Call before :meth:`epochs`."""
+        back after each epoch). Call before :meth:`epochs`. ``apart`` is ignored: a moving point's
+        negative samples are drawn among all points (its edges are those of the graph)."""
         if self.plan(method).forces != "umap":
             return False
         state.data.setdefault("sgd", {})["moving"] = np.ascontiguousarray(moving, dtype=np.bool_)

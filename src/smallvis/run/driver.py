@@ -48,6 +48,9 @@ class Schedule:
     record: bool = False
     # rows held in place (transform: the reference); the coordinates are then never recentred
     frozen: np.ndarray | None = None
+    # False: no cost is evaluated (a transform nobody watches: no record, log or callback, and no
+    # epoch hook); the run then goes to max_iter, stopped only by non-finite coordinates
+    costed: bool = True
 
 
 @dataclass
@@ -173,6 +176,8 @@ def _run(objective, optimizer, Y, s, callback, on_iteration):
             logger.info("%s %d: coordinates exceed %.0e", unit, it, EXPLODING)
         if sampled and not (s.record or callback is not None or logger.isEnabledFor(logging.INFO)):
             continue  # nobody looks at the estimate, and it stops nothing: do not spend time on it
+        if not s.costed:
+            continue
         cost = step.cost if step.cost is not None else float(np.sum(objective.pcost(Y)))
         tolval = reltol(cost, old_cost) / epoch if old_cost is not None and not sampled else None
         counts = getattr(optimizer, "counts", None)  # line-search optimisers count evaluations

@@ -10,7 +10,7 @@ import numpy as np
 class Objective:
     """Cost and gradient of one method on one engine; ``exaggeration`` is set by the driver's schedule."""
 
-    def __init__(self, method, state, engine, frozen: np.ndarray | None = None):
+    def __init__(self, method, state, engine, frozen: np.ndarray | None = None, apart: bool = False):
         self.method = method
         self.state = state
         self.engine = engine
@@ -20,10 +20,13 @@ class Objective:
         # optimiser (momentum, gains, line searches, L-BFGS) leaves them where they are
         self.frozen = frozen
         # an engine that can evaluate the moving rows alone is told which they are (the others'
-        # gradient then comes back zero, and their per-point costs as before)
+        # gradient then comes back zero, and their per-point costs as before); ``apart``: the
+        # moving rows are not repelled by one another where the engine serves it (a transform)
         freeze = getattr(engine, "freeze", None)
+        moving = None if frozen is None else ~np.asarray(frozen, dtype=bool)
         self.fast = bool(frozen is not None and freeze is not None
-                         and freeze(method, state, ~np.asarray(frozen, dtype=bool)))
+                         and (freeze(method, state, moving, apart=True) if apart
+                              else freeze(method, state, moving)))
 
     def _held(self, G: np.ndarray) -> np.ndarray:
         if self.frozen is not None:

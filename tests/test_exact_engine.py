@@ -533,3 +533,27 @@ def test_general_form_reads_p_columns_from_its_transpose(X60, method, monkeypatc
     np.testing.assert_array_equal(with_t, strided)
     symmetric = method == "wtsne"
     assert seen and (seen[0].shape == (0, 0)) != symmetric
+
+
+@pytest.mark.parametrize("method", ["nerv", "rsrjse", "sjse"])
+def test_mixtures_read_p_columns_from_its_transpose(X60, method, monkeypatch):
+    """A row-normalised mixture (nerv, rsrjse) reads P's columns from a C-ordered transpose; with
+    no memory for it, with a stride: the same numbers either way. A matrix-normalised one (sjse)
+    reads no columns (no transpose made)."""
+    import smallvis.engines.exact as exact
+
+    def run():
+        return smallvis(X60, method=method, engine="exact", max_iter=20, random_state=0,
+                        Y_init="rand", defaults="auto", verbose=False, ret_extra=False)
+
+    with_t = run()
+    seen = []
+    original = exact._transpose_of
+    monkeypatch.setattr(exact, "_transpose_of",
+                        lambda P: seen.append(original(P, budget=1)) or seen[-1])
+    strided = run()
+    np.testing.assert_array_equal(with_t, strided)
+    if method == "sjse":
+        assert not seen
+    else:
+        assert seen and seen[0].shape == (0, 0)

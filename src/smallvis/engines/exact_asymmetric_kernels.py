@@ -194,6 +194,97 @@ def kl_pair_terms(P, PT, Yt, f, fg, code, kp, clamp, eps, by_row, inv_z, beta, u
     reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, cross)
 
 
+@njit(cache=True, error_model="numpy")
+def _xlogy_row(f, prow, w, terms, m):
+    """``terms[j] = xlogy(f prow[j], w[j])`` for ``j < m`` (0 where ``f prow[j] = 0``, NaN
+    kept)."""
+    for j in range(m):
+        p = f * prow[j]
+        v = 0.0
+        if p != 0.0 or w[j] != w[j]:
+            v = p * math.log(w[j])
+        terms[j] = v
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def kl_pair_terms_unnormalised(P, PT, Yt, f, fg, code, kp, beta, u, bounds, want_cost,
+                               want_grad, d2_scratch, wa_scratch, ga_scratch, wb_scratch,
+                               gb_scratch, ka_scratch, kr_scratch, gbuf, rbuf, cbuf, zpart,
+                               attract, repel, cross_w):
+    """One pass for a matrix-normalised, unclamped Q (``q = w / Z`` with ``Z`` not known yet):
+    each pair's weights are evaluated once and what depends on Z is factored out of the sums.
+    ``attract`` (n, k) = ``sum_j 2 fg (P_ij g_ij + P_ji g_ji) (y_i - y_j)``, ``repel`` (n, k) =
+    ``sum_j 2 (w_ij g_ij + w_ji g_ji) (y_i - y_j)`` (the gradient is ``attract - repel / Z``),
+    ``cross_w`` (n,) = ``sum_j xlogy(f P_ji, w_ji)`` (by columns: the cross terms are ``cross_w -
+    log Z sum_j f P_ji``), ``zpart`` (chunks,) each chunk's sum of the weights (``Z`` is their
+    sum in chunk order). Arguments as :func:`kl_pair_terms`; ``rbuf``: (chunks, k, n)."""
+    k, n = Yt.shape
+    chunks = bounds.shape[0] - 1
+    scaled = beta.shape[0] > 0
+    weighted = u.shape[0] > 0
+    transposed = PT.shape[0] == n
+    one = np.ones(1)
+    for c in prange(chunks):
+        lo, hi = bounds[c], bounds[c + 1]
+        d2, ka, kr = d2_scratch[c], ka_scratch[c], kr_scratch[c]
+        wa, ga, wb, gb = wa_scratch[c], ga_scratch[c], wb_scratch[c], gb_scratch[c]
+        clear_chunk(gbuf, cbuf, c, lo, k, want_grad, want_cost)
+        clear_chunk(rbuf, cbuf, c, lo, k, want_grad, False)
+        z = 0.0
+        for i in range(lo, hi):
+            m = n - i - 1
+            _row_d2(Yt, i, d2)
+            if scaled:
+                _row_weights(code, kp, beta[i:i + 1], False, d2, wa, ga, m)
+                _row_weights(code, kp, beta[i + 1:], True, d2, wb, gb, m)
+                if weighted:
+                    _times_point_weights(u, i, wa, m)
+                    _times_point_weights(u, i, wb, m)
+            else:
+                _row_weights(code, kp, one, False, d2, wa, ga, m)
+                if weighted:
+                    _times_point_weights(u, i, wa, m)
+            prow = P[i, i + 1:]
+            # d2 is free from here: the cost terms' scratch, then the forces'
+            if want_cost:
+                cb = cbuf[c, i + 1:]
+                _xlogy_row(f, prow, wa, d2, m)  # i -> j: to point j (by columns)
+                for j in range(m):
+                    cb[j] += d2[j]
+                if transposed:
+                    _xlogy_row(f, PT[i, i + 1:], wb if scaled else wa, d2, m)
+                else:
+                    _xlogy_row(f, P[i + 1:, i], wb if scaled else wa, d2, m)
+                cbuf[c, i] += pairwise_sum(d2, m)
+            if want_grad:
+                two_fg = 2.0 * fg
+                if scaled:
+                    for j in range(m):
+                        kr[j] = 2.0 * (wa[j] * ga[j] + wb[j] * gb[j])
+                else:
+                    for j in range(m):
+                        kr[j] = 4.0 * wa[j] * ga[j]
+                gbt = gb if scaled else ga
+                if transposed:
+                    pcol = PT[i, i + 1:]
+                    for j in range(m):
+                        ka[j] = two_fg * (prow[j] * ga[j] + pcol[j] * gbt[j])
+                else:
+                    pcol = P[i + 1:, i]
+                    for j in range(m):
+                        ka[j] = two_fg * (prow[j] * ga[j] + pcol[j] * gbt[j])
+                add_pair_forces(Yt, i, ka, gbuf[c], m, d2)
+                add_pair_forces(Yt, i, kr, rbuf[c], m, d2)
+            # last: the sums overwrite the weights
+            if scaled:
+                z += pairwise_sum(wa, m) + pairwise_sum(wb, m)
+            else:
+                z += 2.0 * pairwise_sum(wa, m)
+        zpart[c] = z
+    reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, attract, cross_w)
+    reduce_chunks(bounds, rbuf, cbuf, want_grad, False, repel, cross_w)
+
+
 @njit(parallel=True, cache=True, error_model="numpy")
 def plogp_cols(P, f, eps):
     """Column sums of ``Pc log Pc`` with ``Pc = max(f P, eps)`` (blocks of columns in parallel,

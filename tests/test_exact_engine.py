@@ -559,28 +559,6 @@ def test_mixtures_read_p_columns_from_its_transpose(X60, method, monkeypatch):
         assert seen and seen[0].shape == (0, 0)
 
 
-@pytest.mark.parametrize("variant", [{}, {"corrected": True}])
-def test_ncvis_kept_curve_gives_the_same_numbers(X60, variant, monkeypatch):
-    """ncvis's passes read each pair's ``a x^b`` kept by the first pass of the evaluation; without
-    memory for it every pass computes it: the same numbers either way."""
-    import smallvis.engines.exact_nce as exact_nce
-
-    method, state = _prepared(X60, ("ncvis", variant))
-    Ys = [np.random.default_rng(s).normal(scale=3.0, size=(60, 2)) for s in (1, 2)]
-    eng = ExactEngine()
-    kept = [eng.evaluate(method, state, Y, f) for Y in Ys for f in (1.0, 4.0)]
-    assert eng._ws._arrays["apb"].shape == (60 * 59 // 2,)
-    original = exact_nce._curve_store
-    monkeypatch.setattr(exact_nce, "_curve_store", lambda ws, n: original(ws, n, budget=1))
-    method, state = _prepared(X60, ("ncvis", variant))
-    eng = ExactEngine()
-    computed = [eng.evaluate(method, state, Y, f) for Y in Ys for f in (1.0, 4.0)]
-    assert "apb" not in eng._ws._arrays
-    for (c1, g1), (c2, g2) in zip(kept, computed):
-        np.testing.assert_array_equal(c1, c2)
-        np.testing.assert_array_equal(g1, g2)
-
-
 @pytest.mark.parametrize("spec", ["usne", "hssne", "bhssne", "dhssne", "btsne", "wtsne", "trmsne",
                                   "tmsne", "tsneu"], ids=ids)
 def test_one_pass_kl_matches_the_two_passes(X60, spec, monkeypatch):

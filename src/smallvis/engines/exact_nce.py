@@ -5,11 +5,9 @@ The cost is reported at the profile optimum ``Q*(Y)`` of the log-normaliser, the
 ``dC/dQ``: :func:`smallvis.methods.ncvis.profile_logz` runs the method's safeguarded Newton
 iteration (warm-started from the previous evaluation) with ``dC/dQ`` and ``d2C/dQ2`` from a pass
 over the pairs (:func:`.exact_nce_kernels.nce_dq`, a few per evaluation), then one more pass gives
-the per-point costs and the forces at ``Q*``. The first pass keeps each pair's ``a x^b`` (the
-curve's power, the costly part) in a packed upper triangle, which the later passes read (where it
-fits in a quarter of the available memory; the same numbers either way). The initial guess (first
-evaluation only) needs ``sum qhat``: the UMAP-curve weight total of
-:func:`.exact_kernels.kernel_total`. Nothing (n, n) is formed besides P and that half triangle.
+the per-point costs and the forces at ``Q*``. The initial guess (first evaluation only) needs
+``sum qhat``: the UMAP-curve weight total of :func:`.exact_kernels.kernel_total`. Nothing (n, n) is
+formed besides P.
 """
 
 from __future__ import annotations
@@ -49,17 +47,9 @@ def evaluate_nce(form, state, P, Y, f, ws, *, cost, grad, X2=None):
         with np.errstate(over="ignore"):
             return np.exp(-lnp - Q)
 
-    apb = _curve_store(ws, n)
-    kept = []  # the first pass keeps a x^b, the later ones (the same Y) read it
-
-    def mode():
-        return nk.COMPUTE if not apb.size else (nk.READ if kept else nk.KEEP)
-
     def dQ(Q):
-        out = nk.nce_dq(Yt, P, scale(Q), neg, prm, ws.bounds, apb, mode(), ws("d2", chunks, n),
-                        ws("g", chunks, n), ws("kk", chunks, n), ws("cc", chunks, n))
-        kept.append(True)
-        return out
+        return nk.nce_dq(Yt, P, scale(Q), neg, prm, ws.bounds, ws("d2", chunks, n),
+                         ws("g", chunks, n), ws("kk", chunks, n), ws("cc", chunks, n))
 
     def guess():
         kp = kern.kernel_params(a=form.a, b=form.b)
@@ -70,23 +60,7 @@ def evaluate_nce(form, state, P, Y, f, ws, *, cost, grad, X2=None):
     ec = scale(profile_logz(state, dQ, guess, pos_sum, neg_sum))
     G = np.empty((n, k)) if grad else np.empty((0, 0))
     pcost = np.empty(n) if cost else np.empty(0)
-    nk.nce_terms(Yt, P, ec, neg, prm, ws.bounds, apb, mode(), bool(cost), bool(grad),
-                 ws("d2", chunks, n),
+    nk.nce_terms(Yt, P, ec, neg, prm, ws.bounds, bool(cost), bool(grad), ws("d2", chunks, n),
                  ws("g", chunks, n), ws("kk", chunks, n), ws("cc", chunks, n),
                  ws("gbuf", chunks, k, n), ws("cbuf", chunks, n), G, pcost)
     return (pcost if cost else None), (G if grad else None)
-
-
-def _curve_store(ws, n, budget=None):
-    """The packed upper triangle (n (n - 1) / 2 float64) where a pass keeps each pair's ``a x^b``
-    for the later passes of the same evaluation (the profile's Newton steps and the forces: one
-    power per pair per evaluation instead of one per pass), kept in the workspace; empty (each
-    pass computes the curve) when it would take more than a quarter of the available memory
-    (``budget``: bytes available, None: measured)."""
-    from .dense import available_memory
-
-    size = n * (n - 1) // 2
-    budget = available_memory() if budget is None else budget
-    if budget is not None and 8 * size > 0.25 * budget:
-        return np.empty(0)
-    return ws("apb", size)

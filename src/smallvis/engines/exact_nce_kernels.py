@@ -31,9 +31,6 @@ from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
 # slots of the parameter vector: the exaggeration, the curve's a and b
 F, A, B = range(3)
 N_PARAMS = 3
-# what a pass does with the packed upper triangle of ``a x^b`` (``apb``, n (n - 1) / 2 entries, or
-# empty): compute the curve without it, compute and keep it, read it (the same Y: the same bits)
-COMPUTE, KEEP, READ = range(3)
 
 
 @njit(cache=True, error_model="numpy")
@@ -44,39 +41,24 @@ def _logistic(r):
 
 
 @njit(cache=True, error_model="numpy")
-def _row_curve(prm, d2, g, m, want_g, apb_row, mode):
+def _row_curve(prm, d2, g, m, want_g):
     """``d2[j]`` becomes ``qhat = 1 / (1 + a x^b)`` and, with ``want_g``, ``g[j]`` the factor
-    ``a b x^b qhat / x`` (0 at ``x = 0``), for ``j < m``. ``apb_row``: the row's stored ``a x^b``
-    (:data:`KEEP`: computed and stored; :data:`READ`: read, ``d2`` only needed with ``want_g``;
-    :data:`COMPUTE`: computed, nothing stored)."""
+    ``a b x^b qhat / x`` (0 at ``x = 0``), for ``j < m``."""
     a, b = prm[A], prm[B]
     for j in range(m):
-        x = max(d2[j], 0.0) if mode != READ or want_g else 0.0
-        if mode == READ:
-            apb = apb_row[j]
-        else:
-            apb = a * math.pow(x, b)
-            if mode == KEEP:
-                apb_row[j] = apb
+        x = max(d2[j], 0.0)
+        apb = a * math.pow(x, b)
         qhat = 1.0 / (1.0 + apb)
         d2[j] = qhat
         if want_g:
             g[j] = b * apb * qhat / x if x > 0.0 else 0.0
 
 
-@njit(cache=True, error_model="numpy")
-def row_offset(n, i):
-    """Where row ``i``'s pairs ``(i, j > i)`` start in the packed upper triangle."""
-    return i * (n - 1) - i * (i - 1) // 2
-
-
 @njit(parallel=True, cache=True, error_model="numpy")
-def nce_dq(Yt, P, ec, neg, prm, bounds, apb, mode, d2_scratch, g_scratch, fa_scratch,
-           fb_scratch):
+def nce_dq(Yt, P, ec, neg, prm, bounds, d2_scratch, g_scratch, fa_scratch, fb_scratch):
     """``(dC/dQ, d2C/dQ2)``: sums over the ordered pairs (``ec``: the per-point
-    ``e^(-Q) / (nu pi_i)``, so that ``e^t = qhat ec_i``; ``neg``: the noise weights ``s_i``);
-    ``apb``, ``mode``: the packed ``a x^b`` and what to do with it (:data:`COMPUTE`, :data:`KEEP`,
-    :data:`READ`). Scratch: (chunks, n) each."""
+    ``e^(-Q) / (nu pi_i)``, so that ``e^t = qhat ec_i``; ``neg``: the noise weights ``s_i``).
+    Scratch: (chunks, n) each."""
     n = Yt.shape[1]
     chunks = bounds.shape[0] - 1
     f = prm[F]
@@ -87,10 +69,8 @@ def nce_dq(Yt, P, ec, neg, prm, bounds, apb, mode, d2_scratch, g_scratch, fa_scr
         s2 = 0.0
         for i in range(bounds[c], bounds[c + 1]):
             m = n - i - 1
-            off = row_offset(n, i) if mode != COMPUTE else 0
-            if mode != READ:
-                _row_d2(Yt, i, d2)
-            _row_curve(prm, d2, g, m, False, apb[off:off + m], mode)
+            _row_d2(Yt, i, d2)
+            _row_curve(prm, d2, g, m, False)
             prow = P[i, i + 1:]
             ci, si = ec[i], neg[i]
             ct, st = ec[i + 1:], neg[i + 1:]
@@ -141,11 +121,10 @@ def _direction(p, s, r, want_cost):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def nce_terms(Yt, P, ec, neg, prm, bounds, apb, mode, want_cost, want_grad, d2_scratch,
-              g_scratch, k_scratch, c_scratch, gbuf, cbuf, G, pcost):
+def nce_terms(Yt, P, ec, neg, prm, bounds, want_cost, want_grad, d2_scratch, g_scratch,
+              k_scratch, c_scratch, gbuf, cbuf, G, pcost):
     """Per-pair pass: ``G`` (n, k) the gradient and ``pcost`` (n,) the per-point costs (row sums:
-    a pair's cost in direction i -> j goes to point i); ``ec``, ``neg``, ``apb``, ``mode``: as
-    :func:`nce_dq`.
+    a pair's cost in direction i -> j goes to point i); ``ec``, ``neg``: as :func:`nce_dq`.
     Scratch: ``*_scratch`` (chunks, n); ``gbuf`` (chunks, k, n) and ``cbuf`` (chunks, n) hold each
     chunk's partial sums."""
     k, n = Yt.shape
@@ -157,9 +136,8 @@ def nce_terms(Yt, P, ec, neg, prm, bounds, apb, mode, want_cost, want_grad, d2_s
         clear_chunk(gbuf, cbuf, c, lo, k, want_grad, want_cost)
         for i in range(lo, hi):
             m = n - i - 1
-            off = row_offset(n, i) if mode != COMPUTE else 0
             _row_d2(Yt, i, d2)
-            _row_curve(prm, d2, g, m, want_grad, apb[off:off + m], mode)
+            _row_curve(prm, d2, g, m, want_grad)
             prow = P[i, i + 1:]
             cb = cbuf[c, i + 1:]
             ci, si = ec[i], neg[i]

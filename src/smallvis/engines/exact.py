@@ -10,12 +10,10 @@ Methods opt in through one of three hooks:
   row-normalised Q, per-point output precisions or weights, or the quirks of tsneu / pstsne (asne,
   tasne, trsrsne, arsrsne, trmsne, tmsne, btsne, bssne, basne, btasne, wtsne, wssne, tsneu,
   pstsne): :func:`.exact_asymmetric_kernels.kl_pair_terms`; two passes each (Z, then forces and
-  costs), except an unclamped, matrix-normalised Q other than the 2-D Student-t one with a
-  symmetric P (usne, hssne, bhssne, dhssne, tsne in 1 or 3-D:
-  :func:`.exact_kernels.kl_terms_unnormalised`) and any unclamped, matrix-normalised Q whose Z is
-  not fixed in the general form (btsne, wtsne, trmsne, tmsne, tsneu:
-  :func:`.exact_asymmetric_kernels.kl_pair_terms_unnormalised`): one pass, each pair's weight
-  evaluated once and the sums that need Z put together after it (``ExactEngine.one_pass``). A
+  costs), except an unclamped Q with a symmetric P and a costly kernel (``pow``, ``exp``: usne,
+  hssne, bhssne, dhssne, tsne with other degrees of freedom): one pass,
+  :func:`.exact_kernels.kl_terms_unnormalised`, each pair's weight evaluated once and the sums
+  that need Z put together after it (``ExactEngine.one_pass``). A
   constant output precision ``s`` (``FusedForm.scale``, bhssne) is evaluated at the
   coordinates ``sqrt(s) Y``, the gradient multiplied by ``sqrt(s)``. The form is read again at every
   evaluation: dhssne's carries the alpha of its epoch search (the power-form heavy-tailed kernel),
@@ -364,13 +362,15 @@ class ExactEngine:
     @staticmethod
     def _kl(form, state, P, Y, f, ws, cost, grad):
         from . import exact_kernels as kern
+        from .output_kernel_functions import INVERSE_T_KERNEL
 
         n, k = Y.shape
         chunks = ws.chunks
         Yt = np.ascontiguousarray(Y.T, dtype=np.float64)
         kp = kern.form_params(form)
-        t2 = k == 2 and form.kernel == kern.T_KERNEL  # the fused two-pass rows are cheaper
-        if ExactEngine.one_pass and not form.clamp_q and not t2:
+        # the Student-t kernels' weights are cheap: a second force buffer costs more than the Z pass
+        cheap = form.kernel in (kern.T_KERNEL, INVERSE_T_KERNEL)
+        if ExactEngine.one_pass and not form.clamp_q and not cheap:
             return ExactEngine._kl_one_pass(form, state, P, Yt, f, kp, ws, cost, grad)
         Z = kern.kernel_total(Yt, form.kernel, kp, ws.bounds, ws("d2", chunks, n))
         G = np.empty((n, k)) if grad else np.empty((0, 0))
@@ -388,9 +388,10 @@ class ExactEngine:
 
     @staticmethod
     def _kl_one_pass(form, state, P, Yt, f, kp, ws, cost, grad):
-        """:meth:`_kl` for an unclamped Q other than the 2-D Student-t one (whose fused two-pass
-        rows are cheaper): one pass evaluates each pair's weight once (for Z, the forces and the
-        cost), the sums that depend on Z put together afterwards."""
+        """:meth:`_kl` for an unclamped Q with a costly kernel (not the Student-t ones, whose
+        cheap weights make the second force buffer cost more than the Z pass): one pass evaluates
+        each pair's weight once (for Z, the forces and the cost), the sums that depend on Z put
+        together afterwards."""
         from . import exact_kernels as kern
 
         k, n = Yt.shape
@@ -433,10 +434,6 @@ class ExactEngine:
         Yt = np.ascontiguousarray(Y.T, dtype=np.float64)
         kp = kern.form_params(form)
         fg = f if form.exaggerate_forces else 1.0
-        if (ExactEngine.one_pass and z is None and form.normalisation == "matrix"
-                and not form.clamp_q):
-            return ExactEngine._kl_general_one_pass(form, state, X, Yt, f, fg, kp, ws, cost,
-                                                    grad)
         scratch = [ws(name, chunks, n) for name in ("d2", "wa", "ga", "wb", "gb")]
         if z is not None:
             Z = np.full(n, float(z))
@@ -460,38 +457,3 @@ class ExactEngine:
             const = state.cached("plogp_cols_exact", f, lambda: ak.plogp_cols(P, f, form.eps))
             pcost = const - cross
         return pcost, (G if grad else None)
-
-    @staticmethod
-    def _kl_general_one_pass(form, state, X, Yt, f, fg, kp, ws, cost, grad):
-        """:meth:`_kl_general` for a matrix-normalised, unclamped Q whose Z is not fixed (btsne,
-        wtsne, trmsne, tmsne, tsneu): one pass evaluates each pair's weights once (for Z, the
-        forces and the cost), the sums that depend on Z put together afterwards."""
-        from . import exact_asymmetric_kernels as ak
-
-        P, PT, beta, u = X
-        k, n = Yt.shape
-        chunks = ws.chunks
-        scratch = [ws(name, chunks, n) for name in ("d2", "wa", "ga", "wb", "gb", "qa", "qb")]
-        zpart = np.empty(chunks)
-        attract = np.empty((n, k)) if grad else np.empty((0, 0))
-        repel = np.empty((n, k)) if grad else np.empty((0, 0))
-        cross_w = np.empty(n) if cost else np.empty(0)
-        ak.kl_pair_terms_unnormalised(P, PT, Yt, f, fg, form.kernel, kp, beta, u, ws.bounds,
-                                      bool(cost), bool(grad), *scratch, ws("gbuf", chunks, k, n),
-                                      ws("rbuf", chunks, k, n), ws("cbuf", chunks, n), zpart,
-                                      attract, repel, cross_w)
-        total = 0.0
-        for part in zpart:  # in chunk order
-            total += float(part)
-        Z = total
-        pcost = None
-        if cost:
-            const = state.cached("plogp_cols_exact", f, lambda: ak.plogp_cols(P, f, form.eps))
-            mass = state.cached("p_col_mass_exact", f,  # sum_{j != i} f P_ji
-                                lambda: f * (P.sum(axis=0) - np.diagonal(P)))
-            pcost = const - (cross_w - np.log(Z) * mass)
-        G = None
-        if grad:
-            G = attract
-            G -= repel * (1.0 / Z)
-        return pcost, G

@@ -533,3 +533,51 @@ def test_general_form_reads_p_columns_from_its_transpose(X60, method, monkeypatc
     np.testing.assert_array_equal(with_t, strided)
     symmetric = method == "wtsne"
     assert seen and (seen[0].shape == (0, 0)) != symmetric
+
+
+@pytest.mark.parametrize("method", ["nerv", "rsrjse", "sjse"])
+def test_mixtures_read_p_columns_from_its_transpose(X60, method, monkeypatch):
+    """A row-normalised mixture (nerv, rsrjse) reads P's columns from a C-ordered transpose; with
+    no memory for it, with a stride: the same numbers either way. A matrix-normalised one (sjse)
+    reads no columns (no transpose made)."""
+    import smallvis.engines.exact as exact
+
+    def run():
+        return smallvis(X60, method=method, engine="exact", max_iter=20, random_state=0,
+                        Y_init="rand", defaults="auto", verbose=False, ret_extra=False)
+
+    with_t = run()
+    seen = []
+    original = exact._transpose_of
+    monkeypatch.setattr(exact, "_transpose_of",
+                        lambda P: seen.append(original(P, budget=1)) or seen[-1])
+    strided = run()
+    np.testing.assert_array_equal(with_t, strided)
+    if method == "sjse":
+        assert not seen
+    else:
+        assert seen and seen[0].shape == (0, 0)
+
+
+@pytest.mark.parametrize("spec", ["usne", "hssne", "bhssne", "dhssne", ("tsne", {"dof": 0.6})],
+                         ids=ids)
+def test_one_pass_kl_matches_the_two_passes(X60, spec, monkeypatch):
+    """KL with a symmetric P, an unclamped Q and a costly kernel in one pass (Z factored out of the
+    forces and the cross terms) gives the two passes' numbers to rounding, in 1-3 dimensions,
+    exaggerated or not; tsne's cheap Student-t weights keep the two passes (the same bits)."""
+    method, state = _prepared(X60, spec)
+    for k in (1, 2, 3):
+        Y = _Y(method, k)
+        for f in (1.0, 4.0):
+            monkeypatch.setattr(ExactEngine, "one_pass", True)
+            one = ExactEngine().evaluate(method, state, Y, f)
+            monkeypatch.setattr(ExactEngine, "one_pass", False)
+            two = ExactEngine().evaluate(method, state, Y, f)
+            assert_same(two, one, rtol=1e-12)
+    method, state = _prepared(X60, "tsne")
+    Y = _Y(method, 2)
+    monkeypatch.setattr(ExactEngine, "one_pass", True)
+    one = ExactEngine().evaluate(method, state, Y, 4.0)
+    monkeypatch.setattr(ExactEngine, "one_pass", False)
+    two = ExactEngine().evaluate(method, state, Y, 4.0)
+    np.testing.assert_array_equal(one[1], two[1])

@@ -10,7 +10,11 @@ Methods opt in through one of three hooks:
   row-normalised Q, per-point output precisions or weights, or the quirks of tsneu / pstsne (asne,
   tasne, trsrsne, arsrsne, trmsne, tmsne, btsne, bssne, basne, btasne, wtsne, wssne, tsneu,
   pstsne): :func:`.exact_asymmetric_kernels.kl_pair_terms`; two passes each (Z, then forces and
-  costs). A constant output precision ``s`` (``FusedForm.scale``, bhssne) is evaluated at the
+  costs), except an unclamped Q with a symmetric P and a costly kernel (``pow``, ``exp``: usne,
+  hssne, bhssne, dhssne, tsne with other degrees of freedom): one pass,
+  :func:`.exact_kernels.kl_terms_unnormalised`, each pair's weight evaluated once and the sums
+  that need Z put together after it (``ExactEngine.one_pass``). A
+  constant output precision ``s`` (``FusedForm.scale``, bhssne) is evaluated at the
   coordinates ``sqrt(s) Y``, the gradient multiplied by ``sqrt(s)``. The form is read again at every
   evaluation: dhssne's carries the alpha of its epoch search (the power-form heavy-tailed kernel),
   and right after a change a ``grad_form`` for the stale weights its first gradient reads. A
@@ -127,6 +131,9 @@ class ExactEngine:
 
     name = "exact"
     OPTIONS = ()
+    # KL with a matrix-normalised, unclamped Q in one pass (Z factored out of the sums); False:
+    # the two passes (Z, then the terms), kept for comparison
+    one_pass = True
 
     @staticmethod
     def serves(method) -> bool:
@@ -204,8 +211,8 @@ class ExactEngine:
         state. Routes: ``"kl"`` (dense symmetric P), ``"kl-general"`` (input: the (n, n) P, the
         output precisions and the per-point output weights, each empty without), ``"pairs"``
         (input: the (n, n) matrix the form reads (P, R or V) or a sparse P's CSR arrays, and the
-        form's second (n, n) matrix or None), ``"sparse-kl"``, ``"mixture"`` (input: P and the
-        output precisions, empty without)."""
+        form's second (n, n) matrix or None), ``"sparse-kl"``, ``"mixture"`` (input: P, its
+        transpose (empty when not read) and the output precisions, empty without)."""
         if _PLAN_KEY in state.data:
             return state.data[_PLAN_KEY]
         from scipy import sparse
@@ -355,11 +362,16 @@ class ExactEngine:
     @staticmethod
     def _kl(form, state, P, Y, f, ws, cost, grad):
         from . import exact_kernels as kern
+        from .output_kernel_functions import INVERSE_T_KERNEL
 
         n, k = Y.shape
         chunks = ws.chunks
         Yt = np.ascontiguousarray(Y.T, dtype=np.float64)
         kp = kern.form_params(form)
+        # the Student-t kernels' weights are cheap: a second force buffer costs more than the Z pass
+        cheap = form.kernel in (kern.T_KERNEL, INVERSE_T_KERNEL)
+        if ExactEngine.one_pass and not form.clamp_q and not cheap:
+            return ExactEngine._kl_one_pass(form, state, P, Yt, f, kp, ws, cost, grad)
         Z = kern.kernel_total(Yt, form.kernel, kp, ws.bounds, ws("d2", chunks, n))
         G = np.empty((n, k)) if grad else np.empty((0, 0))
         cross = np.empty(n) if cost else np.empty(0)
@@ -375,6 +387,42 @@ class ExactEngine:
         return pcost, (G if grad else None)
 
     @staticmethod
+    def _kl_one_pass(form, state, P, Yt, f, kp, ws, cost, grad):
+        """:meth:`_kl` for an unclamped Q with a costly kernel (not the Student-t ones, whose
+        cheap weights make the second force buffer cost more than the Z pass): one pass evaluates
+        each pair's weight once (for Z, the forces and the cost), the sums that depend on Z put
+        together afterwards."""
+        from . import exact_kernels as kern
+
+        k, n = Yt.shape
+        chunks = ws.chunks
+        zpart = np.empty(chunks)
+        attract = np.empty((n, k)) if grad else np.empty((0, 0))
+        repel = np.empty((n, k)) if grad else np.empty((0, 0))
+        cross_w = np.empty(n) if cost else np.empty(0)
+        kern.kl_terms_unnormalised(
+            P, Yt, f, form.kernel, kp, ws.bounds, bool(cost), bool(grad), ws("d2", chunks, n),
+            ws("k2", chunks, n), ws("kk", chunks, n), ws("ka", chunks, n), ws("kr", chunks, n),
+            ws("gbuf", chunks, k, n), ws("rbuf", chunks, k, n), ws("cbuf", chunks, n), zpart,
+            attract, repel, cross_w)
+        total = 0.0
+        for part in zpart:  # in chunk order, as kernel_total
+            total += float(part)
+        Z = 2.0 * total
+        pcost = None
+        if cost:
+            key = "plogp_exact" if form.input == "P" else ("plogp_exact", form.input)
+            const = state.cached(key, f, lambda: kern.plogp_rows(P, f, form.eps))
+            mass = state.cached(("p_mass_exact", form.input), f,  # sum_{j != i} f P_ij
+                                lambda: f * (P.sum(axis=1) - np.diagonal(P)))
+            pcost = const - (cross_w - np.log(Z) * mass)
+        G = None
+        if grad:
+            G = attract
+            G -= repel * (1.0 / Z)
+        return pcost, G
+
+    @staticmethod
     def _kl_general(form, state, X, Y, f, z, ws, cost, grad):
         """The general KL pass; ``z``: the method's fixed normaliser (``form.fixed_z``) or None."""
         from . import exact_asymmetric_kernels as ak
@@ -385,6 +433,7 @@ class ExactEngine:
         chunks = ws.chunks
         Yt = np.ascontiguousarray(Y.T, dtype=np.float64)
         kp = kern.form_params(form)
+        fg = f if form.exaggerate_forces else 1.0
         scratch = [ws(name, chunks, n) for name in ("d2", "wa", "ga", "wb", "gb")]
         if z is not None:
             Z = np.full(n, float(z))
@@ -398,7 +447,6 @@ class ExactEngine:
                 Z = np.full(n, Z.sum())
         G = np.empty((n, k)) if grad else np.empty((0, 0))
         cross = np.empty(n) if cost else np.empty(0)
-        fg = f if form.exaggerate_forces else 1.0
         ak.kl_pair_terms(P, PT, Yt, f, fg, form.kernel, kp, bool(form.clamp_q), form.eps,
                          form.normalisation == "row", 1.0 / Z, beta, u, ws.bounds, bool(cost),
                          bool(grad), *scratch, ws("qa", chunks, n), ws("qb", chunks, n),

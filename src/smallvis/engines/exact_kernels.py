@@ -253,6 +253,60 @@ def kl_terms(P, Yt, f, code, kp, clamp, eps, Z, bounds, want_cost, want_grad,
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
+def kl_terms_unnormalised(P, Yt, f, code, kp, bounds, want_cost, want_grad, d2_scratch,
+                          w_scratch, g_scratch, ka_scratch, kr_scratch, gbuf, rbuf, cbuf, zpart,
+                          attract, repel, cross_w):
+    """One pass for KL with a matrix-normalised, unclamped Q (``q = w / Z``): the weights are
+    evaluated once per pair and everything that depends on Z is factored out of the sums:
+    ``attract`` (n, k) = ``sum_j 4 f P_ij g_ij (y_i - y_j)``, ``repel`` (n, k) = ``sum_j 4 w_ij
+    g_ij (y_i - y_j)`` (the gradient is ``attract - repel / Z``), ``cross_w`` (n,) = ``sum_j
+    xlogy(f P_ij, w_ij)`` (the cross terms are ``cross_w - log Z sum_j f P_ij``) and ``zpart``
+    (chunks,) each chunk's sum of ``w`` over its upper-triangle pairs, summed as
+    :func:`kernel_total` does (``Z = 2 sum zpart``, the same bits).
+
+    Scratch: ``*_scratch`` (chunks, n); ``gbuf``, ``rbuf`` (chunks, k, n) and ``cbuf`` (chunks, n)
+    hold each chunk's partial sums (added in chunk order: any number of threads, the same bits).
+    """
+    k, n = Yt.shape
+    chunks = bounds.shape[0] - 1
+    four_f = 4.0 * f
+    for c in prange(chunks):
+        lo, hi = bounds[c], bounds[c + 1]
+        d2, w, g = d2_scratch[c], w_scratch[c], g_scratch[c]
+        ka, kr = ka_scratch[c], kr_scratch[c]
+        clear_chunk(gbuf, cbuf, c, lo, k, want_grad, want_cost)
+        clear_chunk(rbuf, cbuf, c, lo, k, want_grad, False)
+        z = 0.0
+        for i in range(lo, hi):
+            m = n - i - 1
+            prow = P[i, i + 1:]
+            _row_d2(Yt, i, d2)
+            row_weights_grads(code, kp, d2, w, g, m)
+            if want_grad:
+                for j in range(m):
+                    gj = g[j]
+                    ka[j] = four_f * prow[j] * gj
+                    kr[j] = 4.0 * w[j] * gj
+                add_pair_forces(Yt, i, ka, gbuf[c], m, d2)
+                add_pair_forces(Yt, i, kr, rbuf[c], m, d2)
+            if want_cost:
+                cb = cbuf[c, i + 1:]
+                for j in range(m):
+                    p = f * prow[j]
+                    wj = w[j]
+                    v = 0.0
+                    if p != 0.0 or wj != wj:  # xlogy(0, w) = 0 (NaN stays NaN)
+                        v = p * math.log(wj)
+                        cb[j] += v
+                    ka[j] = v
+                cbuf[c, i] += pairwise_sum(ka, m)
+            z += pairwise_sum(w, m)  # last: it overwrites w
+        zpart[c] = z
+    reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, attract, cross_w)
+    reduce_chunks(bounds, rbuf, cbuf, want_grad, False, repel, cross_w)
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
 def reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, out):
     """Add the chunks' partial sums in chunk order (a chunk only wrote rows >= its first row):
     ``G[i, d] = sum_c gbuf[c, d, i]`` and ``out[i] = sum_c cbuf[c, i]``."""

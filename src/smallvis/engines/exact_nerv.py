@@ -20,9 +20,12 @@ DIVERGENCES = {"nerv": nk.NERV, "jse": nk.JSE}
 
 
 def mixture_plan(method, state, form, n):
-    """``(("mixture", form, (P, beta)), None)`` when the kernels serve ``form`` on this state, else
+    """``(("mixture", form, (P, PT, beta)), None)`` when the kernels serve ``form`` on this state, else
     ``(None, reason)``: a Gaussian kernel, P a C-ordered (n, n) float64 array, symmetric with a
-    matrix-normalised Q (which takes no per-point precisions)."""
+    matrix-normalised Q (which takes no per-point precisions). ``PT``: with a row-normalised Q,
+    P's C-ordered transpose (P itself when symmetric; empty when it does not fit: strided reads),
+    else empty."""
+    from .exact import _transpose_of
     from .exact_kernels import is_symmetric
     from .output_kernel_functions import GAUSSIAN_KERNEL
 
@@ -35,14 +38,16 @@ def mixture_plan(method, state, form, n):
     if form.normalisation == "matrix" and (form.bandwidths or not is_symmetric(P)):
         return None, "a matrix-normalised Q needs a symmetric P and no per-point precisions"
     beta = method.output_bandwidths(state) if form.bandwidths else ()
-    return ("mixture", form, (P, np.ascontiguousarray(beta, dtype=np.float64))), None
+    # P's columns as rows (the second direction of a row-normalised Q reads them)
+    PT = _transpose_of(P) if form.normalisation == "row" else np.empty((0, 0))
+    return ("mixture", form, (P, PT, np.ascontiguousarray(beta, dtype=np.float64))), None
 
 
 def evaluate_mixture(form, state, X, Y, f, ws, *, cost, grad):
     """``(pcost (n,) or None, gradient (n, k) or None)`` of a mixture form at ``Y``; ``X``:
-    ``(P, beta)`` from :func:`mixture_plan` (``beta`` empty without precisions); ``ws``: the
+    ``(P, PT, beta)`` from :func:`mixture_plan` (``beta`` empty without precisions); ``ws``: the
     engine's :class:`.exact_pairs.Workspace`."""
-    P, beta = X
+    P, PT, beta = X
     n, k = Y.shape
     ch, bounds = ws.chunks, ws.bounds
     div, w, eps = DIVERGENCES[form.divergence], float(form.weight), float(form.eps)
@@ -64,7 +69,7 @@ def evaluate_mixture(form, state, X, Y, f, ws, *, cost, grad):
     scratch = [ws(name, ch, n) for name in ("d2", "qa", "la", "qb", "lb", "ta", "tb")]
     A = np.empty(n) if cost else np.empty(0)
     B = np.empty(n)
-    nk.mixture_sums(P, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, bool(cost), *scratch,
+    nk.mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, bool(cost), *scratch,
                     ws("cbuf", ch, n), ws("cbuf2", ch, n), A, B)
     shift = -B if div == nk.NERV else B
     pcost = G = None
@@ -79,6 +84,6 @@ def evaluate_mixture(form, state, X, Y, f, ws, *, cost, grad):
         if not by_row:
             shift = np.full(n, shift.sum())
         G = np.empty((n, k))
-        nk.mixture_forces(P, Yt, div, w, f, eps, beta, logz, sym, shift, bounds, *scratch,
+        nk.mixture_forces(P, PT, Yt, div, w, f, eps, beta, logz, sym, shift, bounds, *scratch,
                           ws("gbuf", ch, k, n), G)
     return pcost, G

@@ -146,12 +146,13 @@ def _row_log_ratio(div, w, f, eps, log_eps, prow, q, L, A, m, want_a):
 
 
 @njit(cache=True, error_model="numpy")
-def _row_pairs(P, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, la, qb, lb, ta, tb,
+def _row_pairs(P, PT, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, la, qb, lb, ta, tb,
                want_a):
     """``d2``, then ``q`` and ``L`` of row ``i``'s pairs in both directions (``qa``, ``la``: i to
     j; ``qb``, ``lb``: j to i; ``ta``, ``tb``: their ``A`` terms with ``want_a``). With ``sym``
     (matrix-normalised Q, P symmetric) the second direction is the first: only ``qa, la, ta`` are
-    written."""
+    written. ``PT``: P's transpose, C-ordered (its rows are P's columns), or an empty (0, 0) array
+    (P's columns read with a stride)."""
     n = Yt.shape[1]
     m = n - i - 1
     scaled = beta.shape[0] > 0
@@ -162,15 +163,19 @@ def _row_pairs(P, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, la, q
     if not sym:
         _row_log_q(d2, beta[i + 1:] if scaled else beta, scaled, logz[i + 1:], True, log_eps, lb,
                    qb, m)
-        _row_log_ratio(div, w, f, eps, log_eps, P[i + 1:, i], qb, lb, tb, m, want_a)
+        if PT.shape[0] == n:
+            _row_log_ratio(div, w, f, eps, log_eps, PT[i, i + 1:], qb, lb, tb, m, want_a)
+        else:
+            _row_log_ratio(div, w, f, eps, log_eps, P[i + 1:, i], qb, lb, tb, m, want_a)
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def mixture_sums(P, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, want_a, d2_scratch,
+def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, want_a, d2_scratch,
                  qa_scratch, la_scratch, qb_scratch, lb_scratch, ta_scratch, tb_scratch, abuf,
                  bbuf, A, B):
     """Per-point sums ``A`` (with ``want_a``) and ``B`` (module docstring): by rows (``by_row``: a
-    pair's ``i -> j`` terms go to i) or by columns (to j). ``beta`` (n,) or empty; ``logz`` (n,);
+    pair's ``i -> j`` terms go to i) or by columns (to j). ``PT``: P's C-ordered transpose or
+    empty (:func:`_row_pairs`). ``beta`` (n,) or empty; ``logz`` (n,);
     scratch ``*_scratch``, ``abuf``, ``bbuf``: (chunks, n)."""
     n = Yt.shape[1]
     chunks = bounds.shape[0] - 1
@@ -183,7 +188,7 @@ def mixture_sums(P, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, want_a,
         clear_chunk(np.empty((0, 0, 0)), bbuf, c, lo, 0, False, True)
         for i in range(lo, hi):
             m = n - i - 1
-            _row_pairs(P, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, la, qb, lb,
+            _row_pairs(P, PT, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, la, qb, lb,
                        ta, tb, want_a)
             # own: the direction whose terms go to point i; other: to point j
             qo, lw, to = (qa, la, ta) if by_row or sym else (qb, lb, tb)
@@ -223,10 +228,10 @@ def _row_stiffness(div, w, f, eps, prow, q, L, shift, per_pair, k, m):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def mixture_forces(P, Yt, div, w, f, eps, beta, logz, sym, shift, bounds, d2_scratch, qa_scratch,
+def mixture_forces(P, PT, Yt, div, w, f, eps, beta, logz, sym, shift, bounds, d2_scratch, qa_scratch,
                    la_scratch, qb_scratch, lb_scratch, ka_scratch, kb_scratch, gbuf, G):
     """``G`` (n, k): ``sum_j K_ij (y_i - y_j)`` with ``K_ij = 2 (beta_i k_ij + beta_j k_ji)``, or
-    ``4 k_ij`` with ``sym``; ``shift`` (n,): each point's shift. ``gbuf``: (chunks, k, n)."""
+    ``4 k_ij`` with ``sym``; ``shift`` (n,): each point's shift; ``PT``: as :func:`mixture_sums`. ``gbuf``: (chunks, k, n)."""
     k, n = Yt.shape
     chunks = bounds.shape[0] - 1
     log_eps = math.log(eps)
@@ -238,14 +243,19 @@ def mixture_forces(P, Yt, div, w, f, eps, beta, logz, sym, shift, bounds, d2_scr
         clear_chunk(gbuf, np.empty((0, 0)), c, lo, k, True, False)
         for i in range(lo, hi):
             m = n - i - 1
-            _row_pairs(P, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, la, qb, lb,
+            _row_pairs(P, PT, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, la, qb, lb,
                        ka, kb, False)
             _row_stiffness(div, w, f, eps, P[i, i + 1:], qa, la, shift[i:i + 1], False, ka, m)
             if sym:
                 for j in range(m):
                     ka[j] = 4.0 * ka[j]
             else:
-                _row_stiffness(div, w, f, eps, P[i + 1:, i], qb, lb, shift[i + 1:], True, kb, m)
+                if PT.shape[0] == n:
+                    _row_stiffness(div, w, f, eps, PT[i, i + 1:], qb, lb, shift[i + 1:], True,
+                                   kb, m)
+                else:
+                    _row_stiffness(div, w, f, eps, P[i + 1:, i], qb, lb, shift[i + 1:], True,
+                                   kb, m)
                 bi = beta[i] if scaled else 1.0
                 for j in range(m):
                     bj = beta[i + 1 + j] if scaled else 1.0

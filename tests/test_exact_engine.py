@@ -518,7 +518,7 @@ def test_near_coincident_points_dense_and_exact_agree(X60, name):
 def test_general_form_reads_p_columns_from_its_transpose(X60, method, monkeypatch):
     """An asymmetric P's columns come from a C-ordered transpose (P itself when symmetric); with
     no memory for it they are read with a stride: the same numbers either way."""
-    import smallvis.engines.exact as exact
+    import smallvis.engines.exact_transpose as exact_transpose
 
     def run():
         return smallvis(X60, method=method, engine="exact", max_iter=20, random_state=0,
@@ -526,8 +526,8 @@ def test_general_form_reads_p_columns_from_its_transpose(X60, method, monkeypatc
 
     with_t = run()
     seen = []
-    original = exact._transpose_of
-    monkeypatch.setattr(exact, "_transpose_of",
+    original = exact_transpose.transpose_of
+    monkeypatch.setattr(exact_transpose, "transpose_of",
                         lambda P: seen.append(original(P, budget=1)) or seen[-1])
     strided = run()
     np.testing.assert_array_equal(with_t, strided)
@@ -540,7 +540,7 @@ def test_mixtures_read_p_columns_from_its_transpose(X60, method, monkeypatch):
     """A row-normalised mixture (nerv, rsrjse) reads P's columns from a C-ordered transpose; with
     no memory for it, with a stride: the same numbers either way. A matrix-normalised one (sjse)
     reads no columns (no transpose made)."""
-    import smallvis.engines.exact as exact
+    import smallvis.engines.exact_transpose as exact_transpose
 
     def run():
         return smallvis(X60, method=method, engine="exact", max_iter=20, random_state=0,
@@ -548,8 +548,8 @@ def test_mixtures_read_p_columns_from_its_transpose(X60, method, monkeypatch):
 
     with_t = run()
     seen = []
-    original = exact._transpose_of
-    monkeypatch.setattr(exact, "_transpose_of",
+    original = exact_transpose.transpose_of
+    monkeypatch.setattr(exact_transpose, "transpose_of",
                         lambda P: seen.append(original(P, budget=1)) or seen[-1])
     strided = run()
     np.testing.assert_array_equal(with_t, strided)

@@ -25,7 +25,7 @@ def mixture_plan(method, state, form, n):
     matrix-normalised Q (which takes no per-point precisions). ``PT``: with a row-normalised Q,
     P's C-ordered transpose (P itself when symmetric; empty when it does not fit: strided reads),
     else empty."""
-    from .exact import _transpose_of
+    from . import exact_transpose
     from .exact_kernels import is_symmetric
     from .output_kernel_functions import GAUSSIAN_KERNEL
 
@@ -39,7 +39,7 @@ def mixture_plan(method, state, form, n):
         return None, "a matrix-normalised Q needs a symmetric P and no per-point precisions"
     beta = method.output_bandwidths(state) if form.bandwidths else ()
     # P's columns as rows (the second direction of a row-normalised Q reads them)
-    PT = _transpose_of(P) if form.normalisation == "row" else np.empty((0, 0))
+    PT = exact_transpose.transpose_of(P) if form.normalisation == "row" else np.empty((0, 0))
     return ("mixture", form, (P, PT, np.ascontiguousarray(beta, dtype=np.float64))), None
 
 

@@ -70,6 +70,7 @@ def _as_seed(random_state) -> int:
 def _search_data(X: np.ndarray, metric):
     """What the kernels search on, their search and final distance kinds, ``p``, row norms and the
     degenerate rows (cosine/correlation)."""
+    from . import nndescent_final_kernels as fin
     from . import nndescent_kernels as kern
 
     name = metric.name
@@ -82,16 +83,16 @@ def _search_data(X: np.ndarray, metric):
         degenerate = (np.ptp(X, axis=1) == 0) if name == "correlation" else ~np.any(X != 0, axis=1)
         safe = np.where(degenerate, 1.0, norms)
         search = Xf / safe[:, None]
-        final = kern.COSINE_D if name == "cosine" else kern.CORRELATION_D
+        final = fin.COSINE_D if name == "cosine" else fin.CORRELATION_D
         return search, Xf, kern.SQEUCLIDEAN, final, 2.0, norms, degenerate
     p = float(metric.kwds.get("p", 2.0)) if name == "minkowski" else 2.0
     if name == "minkowski" and p in (1.0, 2.0):
         name = "manhattan" if p == 1.0 else "euclidean"
-    kind, final = {"euclidean": (kern.SQEUCLIDEAN, kern.EUCLIDEAN_D),
-                   "sqeuclidean": (kern.SQEUCLIDEAN, kern.SQEUCLIDEAN_D),
-                   "manhattan": (kern.MANHATTAN, kern.MANHATTAN_D),
-                   "chebyshev": (kern.CHEBYSHEV, kern.CHEBYSHEV_D),
-                   "minkowski": (kern.MINKOWSKI, kern.MINKOWSKI_D)}[name]
+    kind, final = {"euclidean": (kern.SQEUCLIDEAN, fin.EUCLIDEAN_D),
+                   "sqeuclidean": (kern.SQEUCLIDEAN, fin.SQEUCLIDEAN_D),
+                   "manhattan": (kern.MANHATTAN, fin.MANHATTAN_D),
+                   "chebyshev": (kern.CHEBYSHEV, fin.CHEBYSHEV_D),
+                   "minkowski": (kern.MINKOWSKI, fin.MINKOWSKI_D)}[name]
     return X, X, kind, final, p, norms, degenerate
 
 
@@ -119,7 +120,9 @@ def _search(S, Xf, k, kind, final, p, norms, seed, settings):
                  settings["n_trees"], iters, evaluated / n)
     found = np.empty_like(hi)
     found[perm] = perm[hi]
-    return kern.final_neighbors(Xf, found, final, p, norms)
+    from .nndescent_final_kernels import final_neighbors
+
+    return final_neighbors(Xf, found, final, p, norms)
 
 
 def _with_degenerate(idx_s, dist_s, keep, degenerate, k):

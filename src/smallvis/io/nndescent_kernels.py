@@ -11,13 +11,12 @@ strict total order, so ties go to the lower index).
 Search distances (``kind``) are monotone in the metric's: ``SQEUCLIDEAN`` (Euclidean, squared
 Euclidean, and cosine/correlation on normalised rows), ``MANHATTAN``, ``CHEBYSHEV``, ``MINKOWSKI``
 (``sum |x - y|^p``, no root). Long sums keep four partial sums (a fixed order, see
-:mod:`smallvis._util.jit`). :func:`final_neighbors` recomputes the distances of the found neighbours
-in float64 under the true metric, summed in coordinate order as the exact search does.
+:mod:`smallvis._util.jit`). :mod:`.nndescent_final_kernels` then recomputes the distances of the
+found neighbours in float64 under the true metric.
 """
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from numba import prange
@@ -25,8 +24,6 @@ from numba import prange
 from .._util.jit import njit
 
 SQEUCLIDEAN, MANHATTAN, CHEBYSHEV, MINKOWSKI = 0, 1, 2, 3
-# final distances (final_neighbors)
-EUCLIDEAN_D, SQEUCLIDEAN_D, MANHATTAN_D, CHEBYSHEV_D, MINKOWSKI_D, COSINE_D, CORRELATION_D = range(7)
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -468,54 +465,3 @@ def nn_descent(X, hd, hi, hf, kind, p, max_cand, n_iters, delta):
         if changed < delta * n * k:
             return it + 1, total
     return n_iters, total
-
-
-# --- final distances ------------------------------------------------------------------------------------
-
-
-@njit(cache=True)
-def _true_dist(X, i, j, kind, p, norms):
-    m = X.shape[1]
-    s = 0.0
-    if kind == EUCLIDEAN_D or kind == SQEUCLIDEAN_D:
-        for d in range(m):
-            a = X[j, d] - X[i, d]
-            s += a * a
-        return math.sqrt(s) if kind == EUCLIDEAN_D else s
-    if kind == MANHATTAN_D:
-        for d in range(m):
-            s += abs(X[i, d] - X[j, d])
-        return s
-    if kind == CHEBYSHEV_D:
-        for d in range(m):
-            a = abs(X[i, d] - X[j, d])
-            if a > s:
-                s = a
-        return s
-    if kind == MINKOWSKI_D:
-        for d in range(m):
-            s += abs(X[i, d] - X[j, d]) ** p
-        return s ** (1.0 / p)
-    for d in range(m):  # COSINE_D, CORRELATION_D: rows already centred for correlation
-        s += X[i, d] * X[j, d]
-    r = 1.0 - s / (norms[i] * norms[j])
-    return min(max(r, 0.0), 2.0)
-
-
-@njit(parallel=True, cache=True)
-def final_neighbors(X, hi, kind, p, norms):
-    """The found neighbours ordered by their true distances (float64, in coordinate order), ties by
-    the lower index: (indices, distances), each (n, k)."""
-    n, k = hi.shape
-    idx = np.empty((n, k), dtype=np.int64)
-    dist = np.empty((n, k))
-    for i in prange(n):
-        cand = np.sort(hi[i])
-        key = np.empty(k)
-        for t in range(k):
-            key[t] = _true_dist(X, i, cand[t], kind, p, norms)
-        order = np.argsort(key, kind="mergesort")
-        for t in range(k):
-            idx[i, t] = cand[order[t]]
-            dist[i, t] = key[order[t]]
-    return idx, dist

@@ -244,6 +244,26 @@ def _leaf(X, q, a, b, left, right):
 
 
 @njit(cache=True)
+def _offer(q, X, j, mark, stamp, ef, rd, ri, rs, cd, ci, cs):
+    """Point ``j`` offered to the walk (once per query: ``mark``): kept among the ``ef`` nearest
+    (max-heap ``rd``, ``ri`` of size ``rs``) and queued for expansion (min-heap ``cd``, ``ci`` of
+    size ``cs``) when it is nearer than the farthest kept; returns the new ``(rs, cs)``."""
+    if mark[j] == stamp:
+        return rs, cs
+    mark[j] = stamp
+    d = _sqdist(q, X[j])
+    if rs < ef:
+        _max_push(rd, ri, rs, d, j)
+        rs += 1
+    elif _before(d, j, rd[0], ri[0]):
+        _max_replace(rd, ri, rs, d, j)
+    else:
+        return rs, cs
+    _min_push(cd, ci, cs, d, j)
+    return rs, cs + 1
+
+
+@njit(cache=True)
 def _search_one(X, q, indptr, indices, trees, orders, ef, mark, stamp, cd, ci, rd, ri):
     """The best-first walk of one query ``q`` from the points of its leaf in each tree: fills the
     max-heap ``rd``/``ri`` with the ``ef`` nearest points found (returns how many)."""
@@ -252,20 +272,7 @@ def _search_one(X, q, indptr, indices, trees, orders, ef, mark, stamp, cd, ci, r
     for t in range(trees.shape[0]):
         node = _leaf(X, q, trees[t, 0], trees[t, 1], trees[t, 2], trees[t, 3])
         for u in range(trees[t, 4][node], trees[t, 5][node]):
-            j = orders[t, u]
-            if mark[j] == stamp:
-                continue
-            mark[j] = stamp
-            d = _sqdist(q, X[j])
-            if rs < ef:
-                _max_push(rd, ri, rs, d, j)
-                rs += 1
-            elif _before(d, j, rd[0], ri[0]):
-                _max_replace(rd, ri, rs, d, j)
-            else:
-                continue
-            _min_push(cd, ci, cs, d, j)
-            cs += 1
+            rs, cs = _offer(q, X, orders[t, u], mark, stamp, ef, rd, ri, rs, cd, ci, cs)
     while cs > 0:
         d = cd[0]
         c = ci[0]
@@ -274,20 +281,7 @@ def _search_one(X, q, indptr, indices, trees, orders, ef, mark, stamp, cd, ci, r
         if rs == ef and _before(rd[0], ri[0], d, c):
             break  # the nearest unexpanded point is farther than every kept one
         for t in range(indptr[c], indptr[c + 1]):
-            j = indices[t]
-            if mark[j] == stamp:
-                continue
-            mark[j] = stamp
-            dj = _sqdist(q, X[j])
-            if rs < ef:
-                _max_push(rd, ri, rs, dj, j)
-                rs += 1
-            elif _before(dj, j, rd[0], ri[0]):
-                _max_replace(rd, ri, rs, dj, j)
-            else:
-                continue
-            _min_push(cd, ci, cs, dj, j)
-            cs += 1
+            rs, cs = _offer(q, X, indices[t], mark, stamp, ef, rd, ri, rs, cd, ci, cs)
     return rs
 
 

@@ -383,19 +383,24 @@ def _candidates(hd, hi, hf, ptr, rev, rdist, rflag, max_cand):
 
 
 @njit(cache=True)
-def _consider(X, hd, hi, hf, mark, i, q, kind, p):
-    """Offer point ``q`` to point ``i``'s heap unless ``mark`` says it was offered (or listed):
-    -1 if not offered, else 1 if it entered, 0 if not."""
+def _collect(mark, i, q, buf, nb):
+    """Append point ``q`` to point ``i``'s batch ``buf[:nb]`` unless ``mark`` says it is there (or
+    listed); returns the batch's new length."""
     if mark[q] == i:
-        return -1
+        return nb
     mark[q] = i
-    return _push(hd, hi, hf, _dist_below(X, i, q, kind, p, hd[0]), q, 1)
+    buf[nb] = q
+    return nb + 1
 
 
 @njit(parallel=True, cache=True)
 def _join(X, hd, hi, hf, new_c, old_c, kind, p):
     """The local join, pulled: each point offers its own heap its new candidates, their candidates
-    (new and old) and its old candidates' new candidates, each once, in that order. Returns the
+    (new and old) and its old candidates' new candidates, each once, in that order. The point's
+    batch of candidates is collected first, then their distances computed in one loop (no heap work
+    between the rows' reads: ~0.6x the time of computing and offering each in turn, 70,000 x 50,
+    k = 15), then offered in the same order (the same heaps as offering each in turn: a distance cut
+    short above the heap's root at the batch's start is above the root when offered). Returns the
     number of entries that entered the heaps and the number of distances computed."""
     n, k = hi.shape
     c = new_c.shape[1]
@@ -404,7 +409,9 @@ def _join(X, hd, hi, hf, new_c, old_c, kind, p):
     updates = np.zeros(n_chunks, dtype=np.int64)
     evaluated = np.zeros(n_chunks, dtype=np.int64)
     for chunk in prange(n_chunks):
-        mark = np.full(n, -1, dtype=np.int32)  # mark[q] == i: q was offered to i (or listed)
+        mark = np.full(n, -1, dtype=np.int32)  # mark[q] == i: q is in i's batch (or listed)
+        buf = np.empty(c + 3 * c * c, dtype=np.int64)
+        dbuf = np.empty(c + 3 * c * c)
         count = 0
         evals = 0
         for i in range(chunk * chunk_size, min(n, (chunk + 1) * chunk_size)):
@@ -414,12 +421,11 @@ def _join(X, hd, hi, hf, new_c, old_c, kind, p):
             mark[i] = i
             for t in range(k):
                 mark[hii[t]] = i
+            nb = 0
             for a in range(c):
                 v = new_c[i, a]
                 if v >= 0:
-                    r = _consider(X, hdi, hii, hfi, mark, i, v, kind, p)
-                    count += r > 0
-                    evals += r >= 0
+                    nb = _collect(mark, i, v, buf, nb)
             for a in range(c):
                 v = new_c[i, a]
                 if v < 0:
@@ -427,14 +433,10 @@ def _join(X, hd, hi, hf, new_c, old_c, kind, p):
                 for b in range(c):
                     q = new_c[v, b]
                     if q >= 0:
-                        r = _consider(X, hdi, hii, hfi, mark, i, q, kind, p)
-                        count += r > 0
-                        evals += r >= 0
+                        nb = _collect(mark, i, q, buf, nb)
                     q = old_c[v, b]
                     if q >= 0:
-                        r = _consider(X, hdi, hii, hfi, mark, i, q, kind, p)
-                        count += r > 0
-                        evals += r >= 0
+                        nb = _collect(mark, i, q, buf, nb)
             for a in range(c):
                 v = old_c[i, a]
                 if v < 0:
@@ -442,9 +444,13 @@ def _join(X, hd, hi, hf, new_c, old_c, kind, p):
                 for b in range(c):
                     q = new_c[v, b]
                     if q >= 0:
-                        r = _consider(X, hdi, hii, hfi, mark, i, q, kind, p)
-                        count += r > 0
-                        evals += r >= 0
+                        nb = _collect(mark, i, q, buf, nb)
+            bound = hdi[0]
+            for t in range(nb):
+                dbuf[t] = _dist_below(X, i, buf[t], kind, p, bound)
+            for t in range(nb):
+                count += _push(hdi, hii, hfi, dbuf[t], buf[t], 1)
+            evals += nb
         updates[chunk] = count
         evaluated[chunk] = evals
     return updates.sum(), evaluated.sum()

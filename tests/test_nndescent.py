@@ -225,3 +225,41 @@ def test_many_neighbours_settings(clustered, metric):
         numba.set_num_threads(before)
     np.testing.assert_array_equal(one[0], idx)
     np.testing.assert_array_equal(one[1], dist)
+
+
+def test_join_keeps_the_nearest_of_each_batch():
+    """One local join: each point's heap becomes the k nearest (distance, index) pairs of its heap
+    and its batch (its new candidates, their new and old candidates, its old candidates' new
+    candidates; itself excluded), each batch member's distance computed once."""
+    from smallvis.io import nndescent_kernels as kern
+
+    rng = np.random.default_rng(1)
+    n, k, c = 60, 5, 4
+    X = np.zeros((n, 8), dtype=np.float32)
+    X[:, :3] = rng.integers(0, 4, size=(n, 3))  # many ties
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1).astype(float)
+    hi = np.array([rng.choice(np.delete(np.arange(n), i), k, replace=False) for i in range(n)])
+    hd = np.take_along_axis(D, hi, axis=1)
+    order = np.lexsort((-hi, -hd), axis=-1)  # decreasing (distance, index): a valid max-heap
+    hi = np.take_along_axis(hi, order, axis=1)
+    hd = np.take_along_axis(hd, order, axis=1)
+    new_c = np.where(rng.random((n, c)) < 0.8, rng.integers(0, n, (n, c)), -1)
+    old_c = np.where(rng.random((n, c)) < 0.5, rng.integers(0, n, (n, c)), -1)
+    hf = rng.integers(0, 2, size=(n, k)).astype(np.uint8)
+    work = (hd.copy(), hi.copy(), hf.copy())
+    _, evaluated = kern._join(X, *work, new_c, old_c, kern.SQEUCLIDEAN, 2.0)
+    want_evals = 0
+    for i in range(n):
+        batch = set(new_c[i][new_c[i] >= 0])
+        for v in new_c[i][new_c[i] >= 0]:
+            batch |= set(new_c[v][new_c[v] >= 0]) | set(old_c[v][old_c[v] >= 0])
+        for v in old_c[i][old_c[i] >= 0]:
+            batch |= set(new_c[v][new_c[v] >= 0])
+        batch -= {i} | set(hi[i])
+        want_evals += len(batch)
+        pool = sorted({(D[i, j], j) for j in batch | set(hi[i])})[:k]
+        got = sorted(zip(work[0][i], work[1][i]))
+        assert got == pool
+        was = dict(zip(hi[i], hf[i]))  # entries kept keep their flags, new ones are new
+        assert [int(f) for f in work[2][i]] == [int(was.get(j, 1)) for j in work[1][i]]
+    assert evaluated == want_evals

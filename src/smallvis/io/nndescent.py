@@ -44,17 +44,20 @@ DELTA = 0.001
 def default_settings(n: int, k: int) -> dict:
     """The search's settings for ``n`` points and ``k`` neighbours.
 
-    Up to 30 neighbours (umap's 15): 8 trees, leaves of ``max(60, 2k)`` points, 30 candidates and
-    ``delta`` 0.001. More (t-SNE's 90): 4 trees of ``max(60, k)``-point leaves, 40 candidates and
-    ``delta`` 0.01: exploring from the nearest candidates, the neighbours are then found in about 4
-    iterations (70,000 x 50 blobs, k = 90: recall 0.9986 with 4,500 distances per point in the
-    join; 8 trees of 90 points, 30 candidates: 0.9940 with 3,500 and twice the time; 4 trees of 60,
-    20 candidates: 0.9775 in 6 iterations; benchmarks/README.md, knn.py).
+    Up to 30 neighbours (umap's 15): 6 trees, leaves of ``max(80, 2k)`` points, 30 candidates and
+    ``delta`` 0.003 (70,000 x 50 blobs, k = 15: recall 0.9569 in 5 iterations, 0.85x the CPU time
+    of 8 trees of 60 points with ``delta`` 0.001, recall 0.9548 in 6; resampled digits with noise:
+    0.9971 and 0.9972; benchmarks/README.md, knn.py). More (t-SNE's 90): 4 trees of
+    ``max(60, k)``-point leaves, 40 candidates and ``delta`` 0.01: exploring from the nearest
+    candidates, the neighbours are then found in about 4 iterations (70,000 x 50 blobs, k = 90:
+    recall 0.9986 with 4,500 distances per point in the join; 8 trees of 90 points, 30 candidates:
+    0.9940 with 3,500 and twice the time; 4 trees of 60, 20 candidates: 0.9775 in 6 iterations;
+    benchmarks/README.md, knn.py).
     """
     n_iters = max(5, int(round(math.log2(max(n, 2)))))
     if k <= 30:
-        return {"n_trees": 8, "leaf_size": max(60, 2 * k), "max_candidates": 30,
-                "n_iters": n_iters, "delta": DELTA}
+        return {"n_trees": 6, "leaf_size": max(80, 2 * k), "max_candidates": 30,
+                "n_iters": n_iters, "delta": 3 * DELTA}
     return {"n_trees": 4, "leaf_size": max(60, k), "max_candidates": 40, "n_iters": n_iters,
             "delta": 10 * DELTA}
 

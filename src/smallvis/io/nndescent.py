@@ -45,7 +45,7 @@ def default_settings(n: int, k: int) -> dict:
     """The search's settings for ``n`` points and ``k`` neighbours.
 
     Up to 30 neighbours (umap's 15): 6 trees, leaves of ``max(80, 2k)`` points, 30 candidates and
-    ``delta`` 0.003 (70,000 x 50 blobs, k = 15: recall 0.9569 in 5 iterations, 0.85x the CPU time
+    ``delta`` 0.003 (70,000 x 50 blobs, k = 15: recall 0.9569 in 5 iterations, 0.89x the CPU time
     of 8 trees of 60 points with ``delta`` 0.001, recall 0.9548 in 6; resampled digits with noise:
     0.9971 and 0.9972; benchmarks/README.md, knn.py). More (t-SNE's 90): 4 trees of
     ``max(60, k)``-point leaves, 40 candidates and ``delta`` 0.01: exploring from the nearest

@@ -51,10 +51,14 @@ def _curve(a, b, x):
 
 
 @njit(cache=True, error_model="numpy")
-def nce_term(which, kp, x):
+def nce_term(which, kp, x, qhat):
     """The term ``which`` (``SIG``, ``SIG2``, ``COST``, ``FORCE``) of a pair at squared distance
-    ``x`` (the module docstring; ``kp`` of :func:`nce_kp`)."""
-    qhat, g = _curve(kp[KP_A], kp[KP_B], x)
+    ``x`` (the module docstring; ``kp`` of :func:`nce_kp`) given ``qhat``, the weight of UMAP's
+    curve with the ``a``, ``b`` of ``kp`` (the radial sums' ``w``: computed once per pair or
+    cell, as :func:`_curve` computes it); only ``FORCE`` evaluates the curve again, for ``g``."""
+    g = 0.0
+    if which == FORCE:
+        qhat, g = _curve(kp[KP_A], kp[KP_B], x)
     r = qhat * kp[EC]
     if which == COST:
         return math.log1p(r)

@@ -351,10 +351,10 @@ def radial_sums(Y, node, skip, order, theta, eps, tol, code, kp, floor, fs, fv, 
     ``S[i, s] = sum_c N_c fs[s](d2)`` and ``V[i, v] = sum_c N_c fv[v](d2) (y_i - com_c)`` with
     ``N_c`` the node's count or charge (:func:`charge_nodes`), ``d2 = eps + |com_c - y_i|^2``; at
     most three scalar and two vector functions; ``kp``: the kernel's parameters (longer for the
-    pair terms ``PAIR_*``: :func:`.approx_pair_kernels.pair_kp`; NCVis's ``NCE_*``:
-    :func:`.approx_nce_kernels.nce_kp`), ``floor``: ``WG``'s. (numba's disk cache follows this file,
-    not :mod:`.radial_kernels`: edit this docstring when the radial functions change, or a
-    development tree keeps the old ones.)"""
+    pair terms ``PAIR_*``: :func:`.approx_pair_kernels.pair_kp`; NCVis's ``NCE_*``, with UMAP's
+    curve: :func:`.approx_nce_kernels.nce_kp`), ``floor``: ``WG``'s. (numba's disk cache follows
+    this file, not :mod:`.radial_kernels`: edit this docstring when the radial functions change,
+    or a development tree keeps the old ones.)"""
     n, k = Y.shape
     m = skip.shape[0]
     ns, nv = fs.shape[0], fv.shape[0]

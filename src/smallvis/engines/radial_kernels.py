@@ -24,7 +24,8 @@ unfloored kernel (the vector sums).
 and the share of a global sum of an un-normalised (or normalised cross-entropy) pair cost on a pair P does
 not store (:func:`.approx_pair_kernels.zero_p_term`, its parameters in
 ``kp``; the kernel's ``w`` unused). ``NCE_SIG``, ``NCE_SIG2``, ``NCE_COST`` and ``NCE_FORCE``
-are NCVis's pair terms (:func:`.approx_nce_kernels.nce_term`, its parameters in ``kp``).
+are NCVis's pair terms (:func:`.approx_nce_kernels.nce_term`, its parameters in ``kp``; the
+kernel's ``w`` is the ``qhat`` they read: the code of UMAP's curve).
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ def radial_of(fn, code, kp, floor, d2, w):
     """The radial function ``fn`` (``W``, ``W_LOG_W``, ``WG``, ``WG_LOG_W``) at ``d2`` given
     ``w = weight(code, kp, d2)``; ``floor``: the least weight ``WG`` uses (0: none)."""
     if fn >= NCE_SIG:
-        return nce_term(fn - NCE_SIG, kp, d2)
+        return nce_term(fn - NCE_SIG, kp, d2, w)
     if fn >= PAIR_COST:
         return zero_p_term(fn - PAIR_COST, kp, d2)
     if fn == W:

@@ -48,7 +48,7 @@ def test_what_the_catalog_reports():
     assert engines["tsne"] == ("dense", "exact", "bh", "fft")
     assert engines["ssne"] == ("dense", "exact", "bh", "fft")
     assert engines["umap"] == ("dense", "exact", "bh", "sgd")
-    assert engines["ncvis"] == ("dense", "exact", "sgd")
+    assert engines["ncvis"] == ("dense", "exact", "bh", "fft", "sgd")
     assert engines["wtsne"] == ("dense", "exact", "bh", "fft")
     assert engines["btsne"] == ("dense", "exact")  # per-point bandwidths: not translation-invariant
     assert engines["absne"] == engines["abssne"] == ("dense", "exact", "bh", "fft")
@@ -66,7 +66,7 @@ def test_what_the_catalog_reports():
         "tsne", "ssne", "hssne", "bhssne", "wtsne", "wssne", "asne", "tasne", "trmsne", "tmsne",
         "trsrsne", "arsrsne", "tsneu", "pstsne", "tee", "rklsne", "jssne", "chsne", "hlsne",
         "skdtsne", "usne", "dhssne", "nerv", "snerv", "rsrnerv",
-        "gsne", "absne", "abssne", "jse", "sjse", "rsrjse", "ntumap", "cetsne"}
+        "gsne", "absne", "abssne", "jse", "sjse", "rsrjse", "ntumap", "cetsne", "ncvis"}
 
 
 def test_the_catalog_follows_an_engines_capability(monkeypatch):

@@ -38,7 +38,8 @@ with ``g = -d log w / d d2``, ``w g log w``) with optional per-point charges ``c
   terms at ``P = 0`` are radial, summed over all pairs, and the stored entries add what their P
   contributes (:mod:`.approx_unnormalised`; fft refuses them, :func:`.approx_unnormalised.refusal`);
   likewise the normalised cross-entropy of ntumap and cetsne (both engines), its zero-P terms
-  radial once ``Z`` is known.
+  radial once ``Z`` is known; ncvis's expected NCE cost (:mod:`.approx_nce`), its normaliser
+  profiled by Newton steps whose sums are radial, as are the cost's and the forces' at the optimum.
 
 Costs are those of the dense engine less the terms that its ``eps`` floor on P gives the pairs P
 does not store (``eps log eps`` per pair, as in the KL cost); where the dense cost floors P inside a
@@ -51,7 +52,7 @@ applies it (its force is ``eps`` per pair; docs/deviations.md).
 Not served: per-point output bandwidths (btsne, bssne, basne, btasne: ``w(beta_i d2_ij)`` is not a
 function of the distance alone, which the tree and the interpolation grid need), ee's repulsion
 weights from the input distances (one per pair), and the costs that are not sums of pair terms of
-this kind (the distance costs, ncvis's profiled normaliser): :func:`approx_plan` says why.
+this kind (the distance costs, ncvis's corrected noise model): :func:`approx_plan` says why.
 """
 
 from __future__ import annotations
@@ -105,8 +106,8 @@ class ApproxPlan:
     """How a sparse-P engine evaluates a method: ``kind`` ``"plain"`` (:func:`served_form`),
     ``"kl"`` (matrix-normalised Q), ``"kl-row"`` (row-normalised Q), ``"fdiv"``, ``"tee"``,
     ``"ee"``, ``"ab"`` (:mod:`.approx_ab`), ``"nerv"`` (:mod:`.approx_nerv`), ``"jse"``
-    (:mod:`.approx_jse`), ``"gsne"`` (:mod:`.approx_gsne`) or ``"pairs"``
-    (:mod:`.approx_unnormalised`); ``form``
+    (:mod:`.approx_jse`), ``"gsne"`` (:mod:`.approx_gsne`), ``"pairs"``
+    (:mod:`.approx_unnormalised`) or ``"nce"`` (:mod:`.approx_nce`); ``form``
     the method's ``FusedForm``, ``PairForm``, ``MixtureForm`` or ``SumForm``; ``code`` the output kernel
     (``FusedForm`` codes)."""
 
@@ -198,11 +199,11 @@ def _pair_plan(form):
                           "(ee with neg_weights=True): not a function of the output distance, and "
                           "not sparse")
         return ApproxPlan("ee", form, 1), None
-    if div == "nce":
-        return None, ("its exact cost profiles the learned log-normaliser by a Newton iteration "
-                      "whose every step needs two sums over all pairs (a few steps per "
-                      "evaluation): not implemented on these engines (the sgd engine learns it "
-                      "as NCVis does)")
+    if div == "nce":  # ncvis (.approx_nce)
+        from .approx_nce import UMAP_KERNEL, refusal
+
+        why = refusal(form)
+        return (None, why) if why else (ApproxPlan("nce", form, UMAP_KERNEL), None)
     if form.input != "P":
         return None, (f"its pair terms read the input {form.input} of every pair (a distance "
                       f"cost), which a sparse P does not keep")
@@ -242,12 +243,14 @@ class SparseKLEngine:
     @classmethod
     def engine_plan(cls, method, state=None):
         """:func:`approx_plan` for this engine: ``(plan, None)`` or ``(None, why not)`` (the
-        un-normalised pair costs' own limits per engine: :func:`.approx_unnormalised.refusal`)."""
+        un-normalised pair costs' and ncvis's limits per engine:
+        :func:`.approx_unnormalised.refusal`, :func:`.approx_nce.engine_refusal`)."""
         plan, why = approx_plan(method, state)
-        if plan is not None and plan.kind == "pairs":
+        if plan is not None and plan.kind in ("pairs", "nce"):
+            from .approx_nce import engine_refusal
             from .approx_unnormalised import refusal
 
-            why = refusal(cls.name, plan.form)
+            why = (engine_refusal if plan.kind == "nce" else refusal)(cls.name, plan.form)
             plan = None if why else plan
         return plan, why
 
@@ -396,6 +399,11 @@ class SparseKLEngine:
 
             return evaluate_nerv(self, plan, method, state, Y, float(exaggeration), cost=cost,
                                  grad=grad)
+        if plan.kind == "nce":
+            from .approx_nce import evaluate_nce
+
+            return evaluate_nce(self, plan, method, state, Y, float(exaggeration), cost=cost,
+                                grad=grad)
         if plan.kind == "pairs":
             from .approx_unnormalised import evaluate_pairs
 

@@ -41,10 +41,10 @@ class Sums:
     """What an evaluation asks of :meth:`SparseKLEngine.radial`, at its coordinates: the output
     kernel ``code`` with the parameters ``kp`` (:func:`.exact_kernels.kernel_params`), the radial
     functions of :mod:`.radial_kernels` summed per point (``scalars``: ``S_i = sum_{j != i} c_j
-    phi(d2_ij)``) and times ``y_i - y_j`` (``vectors``), at most two of each; ``charges`` ``c``
-    (n,) (None: 1); ``floor``: the least weight of ``WG`` relative to ``Z`` (``eps``: the eps
-    floor on Q; 0: none). The answer is ``(Z, S (n, scalars), V (n, vectors, k))`` with
-    ``Z = sum_{i != j} c_i c_j w_ij``."""
+    phi(d2_ij)``) and times ``y_i - y_j`` (``vectors``), at most two of each besides ``W`` (which
+    the tree sums with them); ``charges`` ``c`` (n,) (None: 1); ``floor``: the least weight of
+    ``WG`` relative to ``Z`` (``eps``: the eps floor on Q; 0: none). The answer is
+    ``(Z, S (n, scalars), V (n, vectors, k))`` with ``Z = sum_{i != j} c_i c_j w_ij``."""
 
     code: int
     kp: np.ndarray

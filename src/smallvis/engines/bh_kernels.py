@@ -350,10 +350,11 @@ def radial_sums(Y, node, skip, order, theta, eps, tol, code, kp, floor, fs, fv, 
     preordered tree as :func:`repulsion_sums` (the same cells are summarised and skipped):
     ``S[i, s] = sum_c N_c fs[s](d2)`` and ``V[i, v] = sum_c N_c fv[v](d2) (y_i - com_c)`` with
     ``N_c`` the node's count or charge (:func:`charge_nodes`), ``d2 = eps + |com_c - y_i|^2``; at
-    most two functions of each kind; ``kp``: the kernel's parameters (longer for the pair terms
-    ``PAIR_*``: :func:`.approx_pair_kernels.pair_kp`), ``floor``: ``WG``'s. (numba's disk cache
-    follows this file, not :mod:`.radial_kernels`: edit this docstring when the radial functions
-    change, or a development tree keeps the old ones.)"""
+    most three scalar and two vector functions; ``kp``: the kernel's parameters (longer for the
+    pair terms ``PAIR_*``: :func:`.approx_pair_kernels.pair_kp`; NCVis's ``NCE_*``, with UMAP's
+    curve: :func:`.approx_nce_kernels.nce_kp`), ``floor``: ``WG``'s. (numba's disk cache follows
+    this file, not :mod:`.radial_kernels`: edit this docstring when the radial functions change,
+    or a development tree keeps the old ones.)"""
     n, k = Y.shape
     m = skip.shape[0]
     ns, nv = fs.shape[0], fv.shape[0]
@@ -365,6 +366,7 @@ def radial_sums(Y, node, skip, order, theta, eps, tol, code, kp, floor, fs, fv, 
         y2 = Y[i, 2] if k > 2 else 0.0
         s0 = 0.0
         s1 = 0.0
+        s2 = 0.0
         a0 = 0.0
         a1 = 0.0
         a2 = 0.0
@@ -392,6 +394,8 @@ def radial_sums(Y, node, skip, order, theta, eps, tol, code, kp, floor, fs, fv, 
                 s0 += c * radial_of(fs[0], code, kp, floor, d2, w)
             if ns > 1:
                 s1 += c * radial_of(fs[1], code, kp, floor, d2, w)
+            if ns > 2:
+                s2 += c * radial_of(fs[2], code, kp, floor, d2, w)
             if nv > 0:
                 f = c * radial_of(fv[0], code, kp, floor, d2, w)
                 a0 += f * e0
@@ -407,6 +411,8 @@ def radial_sums(Y, node, skip, order, theta, eps, tol, code, kp, floor, fs, fv, 
             S[i, 0] = s0
         if ns > 1:
             S[i, 1] = s1
+        if ns > 2:
+            S[i, 2] = s2
         for v in range(nv):
             V[i, v, 0] = a0 if v == 0 else b0
             if k > 1:

@@ -258,9 +258,10 @@ def gather_2d(cell, lw, phi, Yc, R):
 @njit(parallel=True, cache=True, error_model="numpy")
 def radial_samples(fn, code, kp, floor, dx, out):
     """The radial function ``fn`` of :mod:`.radial_kernels` at the node offsets ``(a dx, b dx)``
-    (1-D: a single row, ``a = 0``), as :func:`kernel_samples` (with the pair terms ``PAIR_*``).
-    numba's disk cache follows this file, not :mod:`.radial_kernels`: edit this docstring when the
-    radial functions change, or a development tree keeps the old ones."""
+    (1-D: a single row, ``a = 0``), as :func:`kernel_samples` (with the pair terms ``PAIR_*`` and
+    NCVis's ``NCE_*`` of UMAP's curve). numba's disk cache follows this file, not
+    :mod:`.radial_kernels`: edit this docstring when the radial functions change, or a
+    development tree keeps the old ones."""
     rows, cols = out.shape
     for a in prange(rows):
         ra = (a * dx) * (a * dx)

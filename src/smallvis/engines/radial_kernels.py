@@ -23,7 +23,9 @@ unfloored kernel (the vector sums).
 ``PAIR_COST``, ``PAIR_FORCE`` and ``PAIR_S`` (codes after the q family) are the cost, the stiffness
 and the share of a global sum of an un-normalised (or normalised cross-entropy) pair cost on a pair P does
 not store (:func:`.approx_pair_kernels.zero_p_term`, its parameters in
-``kp``; the kernel's ``w`` unused).
+``kp``; the kernel's ``w`` unused). ``NCE_SIG``, ``NCE_SIG2``, ``NCE_COST`` and ``NCE_FORCE``
+are NCVis's pair terms (:func:`.approx_nce_kernels.nce_term`, its parameters in ``kp``; the
+kernel's ``w`` is the ``qhat`` they read: the code of UMAP's curve).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import numpy as np
 
 from .._util.jit import njit
 from . import output_kernel_dispatch as kernels
+from .approx_nce_kernels import nce_term
 from .approx_pair_kernels import zero_p_term
 from .output_kernel_functions import KP_GR_EPS, N_PARAMS, UMAP_KERNEL
 
@@ -46,6 +49,10 @@ NAMES = {W: "w", W_LOG_W: "w log w", WG: "w g", WG_LOG_W: "w g log w"}
 PAIR_COST, PAIR_FORCE, PAIR_S = 40, 41, 42
 NAMES.update({PAIR_COST: "pair cost at P = 0", PAIR_FORCE: "pair stiffness at P = 0",
               PAIR_S: "pair share of S at P = 0"})
+# NCVis's pair terms (.approx_nce_kernels: their order there)
+NCE_SIG, NCE_SIG2, NCE_COST, NCE_FORCE = 50, 51, 52, 53
+NAMES.update({NCE_SIG: "nce sigma", NCE_SIG2: "nce sigma (1 - sigma)",
+              NCE_COST: "nce noise cost", NCE_FORCE: "nce noise stiffness"})
 
 # the functions of q (see the module docstring): Q_FAMILY + times_g + 2 (slot + 3 m)
 Q_FAMILY = 16
@@ -119,6 +126,8 @@ def log_weight(code, kp, d2, w):
 def radial_of(fn, code, kp, floor, d2, w):
     """The radial function ``fn`` (``W``, ``W_LOG_W``, ``WG``, ``WG_LOG_W``) at ``d2`` given
     ``w = weight(code, kp, d2)``; ``floor``: the least weight ``WG`` uses (0: none)."""
+    if fn >= NCE_SIG:
+        return nce_term(fn - NCE_SIG, kp, d2, w)
     if fn >= PAIR_COST:
         return zero_p_term(fn - PAIR_COST, kp, d2)
     if fn == W:

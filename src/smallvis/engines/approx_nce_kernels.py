@@ -1,0 +1,131 @@
+"""Numba functions of NCVis's expected NCE cost (the pair form ``"nce"``, ``corrected=False``) on
+the sparse-P engines (compiled on first use and cached on disk): its all-pairs terms as radial functions
+of the output squared distance, and the terms of the stored entries of P.
+
+With ``x = d_ij^2``, ``qhat = 1 / (1 + a x^b)``, the constant ``ec = e^(-Q) / (nu pi)`` of the
+uncorrected noise model (:mod:`.exact_nce_kernels`: ``e^t = qhat ec``), ``sigma = expit(t)`` and
+``g = a b x^b qhat / x`` (0 at ``x = 0``), a pair's noise terms are functions of ``x`` alone (its
+noise weight ``s_i`` a per-point factor), and so are its data terms given ``p = f P_ij``:
+
+- ``NCE_SIG``: ``sigma`` (``dC/dQ``'s noise term is ``-s_i sigma``);
+- ``NCE_SIG2``: ``sigma (1 - sigma)`` (``d2C/dQ2``'s term is ``(p + s_i) sigma (1 - sigma)``);
+- ``NCE_COST``: ``softplus(t) = log(1 + qhat ec)`` (the noise cost is ``s_i softplus(t)``);
+- ``NCE_FORCE``: ``g sigma`` (the stiffness's noise part is ``-2 g sigma (s_i + s_j)``).
+
+The radial functions read ``a``, ``b`` from the kernel slots of ``kp`` (UMAP's curve,
+:func:`.exact_kernels.kernel_params`) and ``ec`` from the slot ``EC`` after them (:func:`nce_kp`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import prange
+
+from .._util.jit import njit
+from .exact_nce_kernels import _logistic
+from .output_kernel_functions import KP_A, KP_B, N_PARAMS
+
+# the slot of ec in kp
+EC = N_PARAMS
+# which term nce_term gives (the radial codes NCE_SIG .. NCE_FORCE of .radial_kernels, in order)
+SIG, SIG2, COST, FORCE = range(4)
+
+
+def nce_kp(a: float, b: float, ec: float) -> np.ndarray:
+    """The parameter vector ``kp`` of :func:`nce_term`: UMAP's curve ``a``, ``b`` in the kernel
+    slots, ``ec`` after them."""
+    from .exact_kernels import kernel_params
+
+    return np.concatenate([kernel_params(a=a, b=b), np.array([ec], dtype=np.float64)])
+
+
+@njit(cache=True, error_model="numpy")
+def _curve(a, b, x):
+    """``(qhat, g)`` at ``x`` as :func:`.exact_nce_kernels._row_curve` computes them."""
+    x = max(x, 0.0)
+    apb = a * math.pow(x, b)
+    qhat = 1.0 / (1.0 + apb)
+    return qhat, (b * apb * qhat / x if x > 0.0 else 0.0)
+
+
+@njit(cache=True, error_model="numpy")
+def nce_term(which, kp, x, qhat):
+    """The term ``which`` (``SIG``, ``SIG2``, ``COST``, ``FORCE``) of a pair at squared distance
+    ``x`` (the module docstring; ``kp`` of :func:`nce_kp`) given ``qhat``, the weight of UMAP's
+    curve with the ``a``, ``b`` of ``kp`` (the radial sums' ``w``: computed once per pair or
+    cell, as :func:`_curve` computes it); only ``FORCE`` evaluates the curve again, for ``g``."""
+    g = 0.0
+    if which == FORCE:
+        qhat, g = _curve(kp[KP_A], kp[KP_B], x)
+    r = qhat * kp[EC]
+    if which == COST:
+        return math.log1p(r)
+    sig, om = _logistic(r)
+    if which == SIG:
+        return sig
+    if which == SIG2:
+        return sig * om
+    return g * sig
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def stored_dq(indptr, indices, data, Y, f, a, b, ec, F, dF):
+    """Per row ``i`` of the CSR matrix P, over its stored entries (``p = f P_ij``): ``F_i = sum_j p
+    (1 - sigma)`` and ``dF_i = sum_j p sigma (1 - sigma)``, the data terms of ``dC/dQ`` and
+    ``d2C/dQ2``. Rows are independent: the result does not depend on the number of threads."""
+    n, k = Y.shape
+    for i in prange(n):
+        s1 = 0.0
+        s2 = 0.0
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            if j == i:
+                continue
+            x = 0.0
+            for d in range(k):
+                diff = Y[i, d] - Y[j, d]
+                x += diff * diff
+            qhat, _ = _curve(a, b, x)
+            sig, om = _logistic(qhat * ec)
+            p = f * data[e]
+            s1 += p * om
+            s2 += p * sig * om
+        F[i] = s1
+        dF[i] = s2
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def stored_terms(indptr, indices, data, Y, f, a, b, ec, want_cost, want_grad, cost, G):
+    """Per row ``i`` of the symmetric CSR matrix P, over its stored entries (``p = f P_ij``): the
+    data cost ``cost_i = sum_j p softplus(-t)`` and the data forces ``G_i = sum_j 4 g p (1 - sigma)
+    (y_i - y_j)`` (each pair's two directions). Rows are independent."""
+    n, k = Y.shape
+    for i in prange(n):
+        ci = 0.0
+        if want_grad:
+            for d in range(k):
+                G[i, d] = 0.0
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            if j == i:
+                continue
+            x = 0.0
+            for d in range(k):
+                diff = Y[i, d] - Y[j, d]
+                x += diff * diff
+            qhat, g = _curve(a, b, x)
+            r = qhat * ec
+            p = f * data[e]
+            if p == 0.0:
+                continue
+            if want_cost:
+                ci += p * math.log1p(1.0 / r)
+            if want_grad:
+                _, om = _logistic(r)
+                kk = 4.0 * g * p * om
+                for d in range(k):
+                    G[i, d] += kk * (Y[i, d] - Y[j, d])
+        if want_cost:
+            cost[i] = ci

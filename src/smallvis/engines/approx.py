@@ -48,8 +48,8 @@ Gaussian Q (ssne) enters the repulsion as the force factor ``max(w, eps Z)``; wi
 weights or a row-normalised Q the floor is not a function of the distance alone and only the cost
 applies it (its force is ``eps`` per pair; docs/deviations.md).
 
-Not served: per-point output bandwidths (btsne, bssne, basne, btasne: ``w(beta_i d2_ij)`` is not a
-function of the distance alone, which the tree and the interpolation grid need), ee's repulsion
+Per-point output bandwidths (btsne, bssne, basne, btasne: ``w(beta_i d2_ij)``, not a function of
+the distance alone) on Barnes-Hut only: :mod:`.approx_bandwidth`. Not served: ee's repulsion
 weights from the input distances (one per pair), and the costs that are not sums of pair terms of
 this kind (the distance costs, ncvis's profiled normaliser): :func:`approx_plan` says why.
 """
@@ -104,9 +104,9 @@ def served_form(method, state=None):
 class ApproxPlan:
     """How a sparse-P engine evaluates a method: ``kind`` ``"plain"`` (:func:`served_form`),
     ``"kl"`` (matrix-normalised Q), ``"kl-row"`` (row-normalised Q), ``"fdiv"``, ``"tee"``,
-    ``"ee"``, ``"ab"`` (:mod:`.approx_ab`), ``"nerv"`` (:mod:`.approx_nerv`), ``"jse"``
-    (:mod:`.approx_jse`), ``"gsne"`` (:mod:`.approx_gsne`) or ``"pairs"``
-    (:mod:`.approx_unnormalised`); ``form``
+    ``"ee"``, ``"ab"`` (:mod:`.approx_ab`), ``"nerv"`` (:mod:`.approx_nerv`), ``"bandwidth"``
+    (:mod:`.approx_bandwidth`), ``"jse"`` (:mod:`.approx_jse`), ``"gsne"`` (:mod:`.approx_gsne`)
+    or ``"pairs"`` (:mod:`.approx_unnormalised`); ``form``
     the method's ``FusedForm``, ``PairForm``, ``MixtureForm`` or ``SumForm``; ``code`` the output kernel
     (``FusedForm`` codes)."""
 
@@ -141,10 +141,10 @@ def approx_plan(method, state=None):
 
 
 def _kl_plan(form):
-    if form.bandwidths:
-        return None, ("its output kernel has per-point bandwidths, w(beta_i d2_ij): not a function "
-                      "of the output distance alone, which the tree and the interpolation grid "
-                      "need (a translation-invariant kernel)")
+    if form.bandwidths:  # btsne, bssne, basne, btasne (.approx_bandwidth; bh only)
+        if form.kernel not in (T_KERNEL, 1) or form.point_weights or form.fixed_z:
+            return None, "per-point bandwidths are served with the Student-t or Gaussian kernel"
+        return ApproxPlan("bandwidth", form, form.kernel), None
     if form.kernel not in KERNEL_CODES:
         return None, (f"its output kernel (FusedForm code {form.kernel}) is not implemented on "
                       "these engines")
@@ -244,10 +244,11 @@ class SparseKLEngine:
         """:func:`approx_plan` for this engine: ``(plan, None)`` or ``(None, why not)`` (the
         un-normalised pair costs' own limits per engine: :func:`.approx_unnormalised.refusal`)."""
         plan, why = approx_plan(method, state)
-        if plan is not None and plan.kind == "pairs":
+        if plan is not None and plan.kind in ("pairs", "bandwidth"):
+            from .approx_bandwidth import refusal as bandwidth_refusal
             from .approx_unnormalised import refusal
 
-            why = refusal(cls.name, plan.form)
+            why = (refusal if plan.kind == "pairs" else bandwidth_refusal)(cls.name, plan.form)
             plan = None if why else plan
         return plan, why
 
@@ -302,6 +303,7 @@ class SparseKLEngine:
             state.data.update(V=ring * n, N=float(n), const=np.zeros(n))
         if kind == "gsne":
             state.data["X_global"] = Y - Y.mean(axis=0)
+        state.data["output_beta"] = np.ones(n)  # the bandwidth methods' precisions
         self.evaluate(method, state, Y, 1.0)
         return time.perf_counter() - start
 
@@ -396,6 +398,11 @@ class SparseKLEngine:
 
             return evaluate_nerv(self, plan, method, state, Y, float(exaggeration), cost=cost,
                                  grad=grad)
+        if plan.kind == "bandwidth":
+            from .approx_bandwidth import evaluate_bandwidth
+
+            return evaluate_bandwidth(self, plan, method, state, Y, float(exaggeration),
+                                      cost=cost, grad=grad)
         if plan.kind == "pairs":
             from .approx_unnormalised import evaluate_pairs
 

@@ -1,0 +1,161 @@
+"""Per-point output bandwidths on the Barnes-Hut engine (plan ``"bandwidth"`` of
+:func:`.approx.approx_plan`): btsne, bssne (Q over all pairs, P symmetric) and basne, btasne (Q per
+row, P conditional), whose output weights ``w_ij = w(beta_i d2_ij)`` use the input precision of
+the row's point (or the method's constant ``beta``).
+
+With ``g`` the kernel's ``-d log w / d d2``, ``phi = w g`` and ``dy = y_i - y_j``, the dense
+stiffness ``K_ij = 2 (f P_ij - q_ij) beta_i g(beta_i d2_ij)``, symmetrised, gives
+
+.. math::
+    G_i = 2 f \\sum_j (P_{ij} g_{ij} + P_{ji} g_{ji}) dy
+        - 2 \\frac{\\beta_i}{Z_i} \\sum_j \\phi(\\beta_i d^2_{ij}) dy
+        - 2 \\sum_j \\frac{\\beta_j}{Z_j} \\phi(\\beta_j d^2_{ij}) dy
+
+with ``g_ij = beta_i g(beta_i d2_ij)``, ``Z_i = sum_j w(beta_i d2_ij)`` per row, or ``Z = sum_i
+Z_i`` for every ``i`` over the matrix. The first sum runs over the stored entries of P and of its
+transpose (:func:`.approx_bandwidth_kernels.stored_attraction`); the second is a Barnes-Hut sum
+at the query point's precision, each summarised cell evaluated at ``beta_i`` (exact as far as the
+tree goes: :func:`.approx_bandwidth_kernels.query_sums`); the third carries the sources'
+precisions, which a cell summarises by the first two moments of its sources' ``log beta``
+(:func:`.approx_bandwidth_kernels.source_sums`; leaves are summed point by point, so ``theta = 0``
+is exact). Costs are the dense engine's over the stored entries: by columns over the matrix, by
+rows per row (the dense engine's attribution), less its ``eps`` terms on the pairs P does not store.
+Q's floor at ``eps`` (Gaussian kernels) applies to the cost only, as for the other non-radial
+floors (docs/deviations.md).
+
+The FFT engine does not serve them: its grid sums functions of the distance alone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .radial_kernels import W, WG
+
+_DATA_KEY = "_sparse_engine_bandwidth"
+ENGINES = ("bh",)
+
+
+def refusal(engine: str, form) -> str | None:
+    """Why ``engine`` cannot run a bandwidth plan (None: it can)."""
+    if engine in ENGINES:
+        return None
+    return ("its output kernel has per-point bandwidths, w(beta_i d2_ij): not a function of the "
+            "output distance alone, which the interpolation grid needs (engine 'bh' serves it: its "
+            "tree evaluates each cell at the point's own precision)")
+
+
+def _prepared(method, state, form):
+    """P's CSR arrays and those of its transpose, the column sums of ``P log P`` and of P, the
+    precisions: made once per state."""
+    if _DATA_KEY in state.data:
+        return state.data[_DATA_KEY]
+    from scipy import sparse
+
+    from .attraction_kernels import csr_arrays
+    from .exact_kernels import form_params
+
+    P = sparse.csr_matrix(state.P, dtype=np.float64)
+    if P.shape[0] != P.shape[1]:
+        raise ValueError(f"a sparse-P engine needs a square P; got shape {P.shape}")
+    Pt = P.T.tocsr()
+    beta = np.ascontiguousarray(np.asarray(method.output_bandwidths(state), dtype=np.float64))
+    if beta.shape != (P.shape[0],) or not (np.all(np.isfinite(beta)) and np.all(beta > 0)):
+        raise ValueError(f"method {method.name!r}: the output bandwidths must be {P.shape[0]} "
+                         f"positive finite precisions, one per point")
+    cols = np.repeat(np.arange(P.shape[0]), np.diff(Pt.indptr))
+    pos = Pt.data > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plogp = np.where(pos, Pt.data * np.log(np.where(pos, Pt.data, 1.0)), 0.0)
+    prep = {"P": csr_arrays(P), "Pt": csr_arrays(Pt), "beta": beta,
+            "kp": form_params(form) if hasattr(form, "alpha") else None,
+            "plogp": np.bincount(cols, weights=plogp, minlength=P.shape[0]),
+            "colsum": np.bincount(cols, weights=np.where(pos, Pt.data, 0.0),
+                                  minlength=P.shape[0])}
+    state.data[_DATA_KEY] = prep
+    return prep
+
+
+class BandwidthTree:
+    """A Barnes-Hut tree (:class:`.bh.TreeSums`) with the points' precisions ``beta``: sums at the
+    query's precision (:meth:`query`) and at the sources' (:meth:`source`)."""
+
+    def __init__(self, tree, beta):
+        self.tree, self.beta = tree, beta
+        self.logb = np.log(beta)
+
+    def query(self, code, kp, scalars=(), vectors=()):
+        """``(S (n, scalars), V (n, vectors, k))``: ``sum_{j != i} fn(beta_i d2_ij)`` and times
+        ``y_i - y_j``."""
+        from . import approx_bandwidth_kernels as kern
+
+        t = self.tree
+        n, k = t.Y.shape
+        S, V = np.empty((n, len(scalars))), np.empty((n, len(vectors), k))
+        kern.query_sums(t.Y, t.node, t.skip, t.order, t.theta, t.eps, t.tol, code, kp,
+                        self.beta, np.array(scalars, dtype=np.int64),
+                        np.array(vectors, dtype=np.int64), S, V)
+        return S, V
+
+    def source(self, code, kp, fn, charges=None):
+        """``sum_{j != i} c_j beta_j fn(beta_j d2_ij) (y_i - y_j)`` (n, k), charges ``c`` >= 0
+        (None: 1)."""
+        from . import approx_bandwidth_kernels as kern
+
+        t = self.tree
+        n, k = t.Y.shape
+        c = np.ones(n) if charges is None else np.ascontiguousarray(charges, dtype=np.float64)
+        bnode, first = kern.beta_nodes(t.Y, t.node, t.skip, t.order, c, self.logb)
+        V = np.empty((n, k))
+        kern.source_sums(t.Y, bnode, t.skip, t.order, first, t.theta, t.eps, t.tol, code, kp,
+                         int(fn), c, self.beta, V)
+        return V
+
+
+def bandwidth_tree(engine, Y, beta, eps):
+    """:class:`BandwidthTree` of ``engine``'s tree at ``Y``."""
+    return BandwidthTree(engine.radial(Y, eps), beta)
+
+
+def evaluate_bandwidth(engine, plan, method, state, Y, f, *, cost, grad):
+    """``(pcost (n,) or None, gradient (n, k) or None)`` of a bandwidth plan at ``Y``."""
+    from .approx_bandwidth_kernels import stored_attraction, stored_cross
+
+    if not (cost or grad):
+        return None, None
+    form = plan.form
+    prep = _prepared(method, state, form)
+    beta, kp, code = prep["beta"], prep["kp"], form.kernel
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    n, k = Y.shape
+    tree = bandwidth_tree(engine, Y, beta, form.eps)
+    row = form.normalisation == "row"
+    S, V = tree.query(code, kp, scalars=(W,), vectors=(WG,) if grad else ())
+    if row:
+        Zi = S[:, 0]
+        inv = np.divide(1.0, Zi, out=np.zeros(n), where=Zi > 0)  # underflowed rows add nothing
+    else:
+        Z = float(S[:, 0].sum()) + tree.tree.eps
+        inv = np.full(n, 1.0 / Z)
+    G = pcost = None
+    if grad:
+        A, At = np.empty((n, k)), np.empty((n, k))
+        stored_attraction(*prep["P"], Y, code, kp, beta, True, A)
+        stored_attraction(*prep["Pt"], Y, code, kp, beta, False, At)
+        fg = f if form.exaggerate_forces else 1.0
+        Vb = tree.source(code, kp, WG, inv if row else None)
+        if not row:
+            Vb *= inv[0]
+        G = 2.0 * (fg * (A + At) - (beta * inv)[:, None] * V[:, 0] - Vb)
+    if cost:
+        cross = np.empty(n)
+        with np.errstate(divide="ignore"):
+            log_z = np.log(Zi) if row else np.array([np.log(Z)])
+        # per row: point i's own row of P, q_ij at beta_i; over the matrix: point j's column,
+        # the rows of P^T, q_ij at beta_i (the other point's)
+        stored_cross(*prep["P" if row else "Pt"], Y, code, kp, beta, row, log_z,
+                     bool(form.clamp_q), float(form.eps), cross)
+        with np.errstate(divide="ignore"):
+            logf = np.log(f) if f > 0 else 0.0
+        pcost = f * (prep["plogp"] + logf * prep["colsum"]) - f * cross
+    return pcost, G

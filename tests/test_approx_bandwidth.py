@@ -1,4 +1,4 @@
-"""Per-point output bandwidths on Barnes-Hut (btsne, bssne, basne, btasne; issue 19 item 3): what the
+"""Per-point output bandwidths on Barnes-Hut (btsne, bssne, basne, btasne, bnerv; issue 19 item 3): what the
 catalog-driven checks (theta = 0 against the dense engine, P stored in full) do not show: a truly
 sparse and asymmetric P, the cost's derivative, the sources' precisions summarised from afar,
 threads, fft's refusal."""
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from smallvis.engines import DenseEngine
-from smallvis.engines.approx_bandwidth import bandwidth_tree
+from smallvis.engines.approx_bandwidth_tree import bandwidth_tree
 from smallvis.engines.bh import BarnesHutEngine
 from smallvis.engines.catalog import refusal
 from smallvis.engines.exact_kernels import kernel_params
@@ -19,7 +19,7 @@ from smallvis.methods.base import MethodState
 
 from engine_checks import check_thread_independent, kernel_weights, numeric_gradient, rel, x80
 
-NAMES = ["btsne", "bssne", "basne", "btasne"]
+NAMES = ["btsne", "bssne", "basne", "btasne", "bnerv"]
 
 
 def _knn_states(name, n=80, perplexity=5):
@@ -30,7 +30,7 @@ def _knn_states(name, n=80, perplexity=5):
 
 
 def _Y(name, n, k, seed=1):
-    scale = 0.1 if name in ("bssne", "basne") else 1.0  # Gaussian weights above the eps floor
+    scale = 0.1 if name in ("bssne", "basne", "bnerv") else 1.0  # Gaussian weights above the eps floor
     return np.random.default_rng(seed).normal(scale=scale, size=(n, k))
 
 
@@ -110,7 +110,7 @@ def test_a_constant_beta_is_bhssne():
     np.testing.assert_allclose(ca, cb, rtol=1e-10)
 
 
-@pytest.mark.parametrize("name", ["btsne", "basne"])
+@pytest.mark.parametrize("name", ["btsne", "basne", "bnerv"])
 def test_does_not_depend_on_the_number_of_threads(name):
     check_thread_independent(BarnesHutEngine, name, scale=1.0)
 
@@ -122,6 +122,17 @@ def test_fft_refuses_saying_why(name):
     assert "per-point bandwidths" in why and "'bh'" in why
     with pytest.raises(ValueError, match="per-point bandwidths"):
         FFTEngine().plan(build_method(name))
+
+
+@pytest.mark.parametrize("lam", [0.1, 1.0])
+def test_bnerv_every_lambda_on_a_sparse_p_is_the_dense_engine(lam):
+    """lambda 1 (no reverse KL: the w log w charges drop out) and a small one: 1e-9."""
+    method, dense, sp = _knn_states(("bnerv", {"lambda": lam}))
+    Y = _Y("bnerv", 80, 2)
+    cd, Gd = DenseEngine().evaluate(method, dense, Y, 4.0)
+    cb, Gb = BarnesHutEngine(theta=0.0).evaluate(method, sp, Y, 4.0)
+    np.testing.assert_allclose(Gb, Gd, rtol=1e-9, atol=1e-12 * np.abs(Gd).max())
+    np.testing.assert_allclose(cb, cd, rtol=1e-9, atol=1e-12 * np.abs(cd).max())
 
 
 def test_a_full_run_on_barnes_hut():

@@ -38,7 +38,7 @@ def only(*names):
     ("dhssne", AUTO_APPROX_N + 1, 2, "fft"),
     ("snerv", AUTO_APPROX_N + 1, 2, "fft"),
     ("gsne", AUTO_APPROX_N + 1, 2, "fft"),
-    ("bnerv", AUTO_APPROX_N + 1, 2, "exact"),  # per-point output bandwidths
+    ("bnerv", AUTO_APPROX_N + 1, 2, "bh"),  # per-point output bandwidths: Barnes-Hut only
     ("mmds", 100, 2, "dense"),
     ("umap", 2000, 2, "exact"),
     ("sammon", 2000, 2, "exact"),

@@ -54,7 +54,7 @@ def test_what_the_catalog_reports():
     assert engines["absne"] == engines["abssne"] == ("dense", "exact", "bh", "fft")
     assert engines["dhssne"] == engines["nerv"] == engines["gsne"] == ("dense", "exact", "bh",
                                                                        "fft")
-    assert engines["bnerv"] == ("dense", "exact")
+    assert engines["bnerv"] == ("dense", "exact", "bh")
     assert engines["jse"] == engines["sjse"] == engines["rsrjse"] == ("dense", "exact", "bh", "fft")
     assert set(served_by("sgd")) == {"largevis", "umap", "tumap", "ncvis", "ee", "tee", "mmds",
                                      "smmds", "sammon"}
@@ -62,7 +62,7 @@ def test_what_the_catalog_reports():
     # every cost whose all-pairs part is a sum of radial functions of the output distance
     # bh also the un-normalised pair costs and the per-point bandwidths (fft refuses them)
     assert set(served_by("bh")) == set(served_by("fft")) | {"umap", "tumap", "largevis"} | {
-        "btsne", "bssne", "basne", "btasne"}
+        "btsne", "bssne", "basne", "btasne", "bnerv"}
     assert set(served_by("fft")) == {
         "tsne", "ssne", "hssne", "bhssne", "wtsne", "wssne", "asne", "tasne", "trmsne", "tmsne",
         "trsrsne", "arsrsne", "tsneu", "pstsne", "tee", "rklsne", "jssne", "chsne", "hlsne",

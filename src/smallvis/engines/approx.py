@@ -48,8 +48,8 @@ Gaussian Q (ssne) enters the repulsion as the force factor ``max(w, eps Z)``; wi
 weights or a row-normalised Q the floor is not a function of the distance alone and only the cost
 applies it (its force is ``eps`` per pair; docs/deviations.md).
 
-Per-point output bandwidths (btsne, bssne, basne, btasne: ``w(beta_i d2_ij)``, not a function of
-the distance alone) on Barnes-Hut only: :mod:`.approx_bandwidth`. Not served: ee's repulsion
+Per-point output bandwidths (btsne, bssne, basne, btasne, bnerv: ``w(beta_i d2_ij)``, not a
+function of the distance alone) on Barnes-Hut only: :mod:`.approx_bandwidth`. Not served: ee's repulsion
 weights from the input distances (one per pair), and the costs that are not sums of pair terms of
 this kind (the distance costs, ncvis's profiled normaliser): :func:`approx_plan` says why.
 """
@@ -167,10 +167,10 @@ def _sum_plan(form):
 
 
 def _mixture_plan(form):
-    if form.bandwidths:
-        return None, ("its output kernel has per-point bandwidths, w(beta_i d2_ij): not a function "
-                      "of the output distance alone, which the tree and the interpolation grid "
-                      "need (a translation-invariant kernel)")
+    if form.bandwidths:  # bnerv (.approx_bnerv; bh only)
+        if form.divergence != "nerv" or form.kernel != 1 or form.normalisation != "row":
+            return None, "per-point bandwidths are served with NeRV's row-normalised Q only"
+        return ApproxPlan("bandwidth", form, 1), None
     if form.divergence == "jse" and form.kernel == 1:  # jse, sjse, rsrjse (.approx_jse)
         return ApproxPlan("jse", form, 1), None
     if form.divergence != "nerv" or form.kernel != 1:

@@ -49,9 +49,9 @@ weights or a row-normalised Q the floor is not a function of the distance alone 
 applies it (its force is ``eps`` per pair; docs/deviations.md).
 
 Per-point output bandwidths (btsne, bssne, basne, btasne, bnerv: ``w(beta_i d2_ij)``, not a
-function of the distance alone) on Barnes-Hut only: :mod:`.approx_bandwidth`. Not served: ee's repulsion
-weights from the input distances (one per pair), and the costs that are not sums of pair terms of
-this kind (the distance costs, ncvis's profiled normaliser): :func:`approx_plan` says why.
+function of the distance alone): :mod:`.approx_bandwidth`. Not served: ee's repulsion weights
+from the input distances (one per pair), and the costs that are not sums of pair terms of this
+kind (the distance costs, ncvis's profiled normaliser): :func:`approx_plan` says why.
 """
 
 from __future__ import annotations
@@ -104,9 +104,9 @@ def served_form(method, state=None):
 class ApproxPlan:
     """How a sparse-P engine evaluates a method: ``kind`` ``"plain"`` (:func:`served_form`),
     ``"kl"`` (matrix-normalised Q), ``"kl-row"`` (row-normalised Q), ``"fdiv"``, ``"tee"``,
-    ``"ee"``, ``"ab"`` (:mod:`.approx_ab`), ``"nerv"`` (:mod:`.approx_nerv`), ``"bandwidth"``
-    (:mod:`.approx_bandwidth`), ``"jse"`` (:mod:`.approx_jse`), ``"gsne"`` (:mod:`.approx_gsne`)
-    or ``"pairs"`` (:mod:`.approx_unnormalised`); ``form``
+    ``"ee"``, ``"ab"`` (:mod:`.approx_ab`), ``"nerv"`` (:mod:`.approx_nerv`), ``"bandwidth"``,
+    ``"bandwidth-row"`` (:mod:`.approx_bandwidth`), ``"jse"`` (:mod:`.approx_jse`), ``"gsne"``
+    (:mod:`.approx_gsne`) or ``"pairs"`` (:mod:`.approx_unnormalised`); ``form``
     the method's ``FusedForm``, ``PairForm``, ``MixtureForm`` or ``SumForm``; ``code`` the output kernel
     (``FusedForm`` codes)."""
 
@@ -141,10 +141,11 @@ def approx_plan(method, state=None):
 
 
 def _kl_plan(form):
-    if form.bandwidths:  # btsne, bssne, basne, btasne (.approx_bandwidth; bh only)
+    if form.bandwidths:  # btsne, bssne, basne, btasne (.approx_bandwidth)
         if form.kernel not in (T_KERNEL, 1) or form.point_weights or form.fixed_z:
             return None, "per-point bandwidths are served with the Student-t or Gaussian kernel"
-        return ApproxPlan("bandwidth", form, form.kernel), None
+        kind = "bandwidth-row" if form.normalisation == "row" else "bandwidth"
+        return ApproxPlan(kind, form, form.kernel), None
     if form.kernel not in KERNEL_CODES:
         return None, (f"its output kernel (FusedForm code {form.kernel}) is not implemented on "
                       "these engines")
@@ -167,10 +168,10 @@ def _sum_plan(form):
 
 
 def _mixture_plan(form):
-    if form.bandwidths:  # bnerv (.approx_bnerv; bh only)
+    if form.bandwidths:  # bnerv (.approx_bnerv)
         if form.divergence != "nerv" or form.kernel != 1 or form.normalisation != "row":
             return None, "per-point bandwidths are served with NeRV's row-normalised Q only"
-        return ApproxPlan("bandwidth", form, 1), None
+        return ApproxPlan("bandwidth-row", form, 1), None
     if form.divergence == "jse" and form.kernel == 1:  # jse, sjse, rsrjse (.approx_jse)
         return ApproxPlan("jse", form, 1), None
     if form.divergence != "nerv" or form.kernel != 1:
@@ -244,11 +245,10 @@ class SparseKLEngine:
         """:func:`approx_plan` for this engine: ``(plan, None)`` or ``(None, why not)`` (the
         un-normalised pair costs' own limits per engine: :func:`.approx_unnormalised.refusal`)."""
         plan, why = approx_plan(method, state)
-        if plan is not None and plan.kind in ("pairs", "bandwidth"):
-            from .approx_bandwidth import refusal as bandwidth_refusal
+        if plan is not None and plan.kind == "pairs":
             from .approx_unnormalised import refusal
 
-            why = (refusal if plan.kind == "pairs" else bandwidth_refusal)(cls.name, plan.form)
+            why = refusal(cls.name, plan.form)
             plan = None if why else plan
         return plan, why
 
@@ -398,7 +398,7 @@ class SparseKLEngine:
 
             return evaluate_nerv(self, plan, method, state, Y, float(exaggeration), cost=cost,
                                  grad=grad)
-        if plan.kind == "bandwidth":
+        if plan.kind in ("bandwidth", "bandwidth-row"):
             from .approx_bandwidth import evaluate_bandwidth
 
             return evaluate_bandwidth(self, plan, method, state, Y, float(exaggeration),

@@ -1,6 +1,6 @@
-"""Per-point output bandwidths on the Barnes-Hut engine (plan ``"bandwidth"`` of
-:func:`.approx.approx_plan`): btsne, bssne (Q over all pairs, P symmetric) and basne, btasne (Q per
-row, P conditional), whose output weights ``w_ij = w(beta_i d2_ij)`` use the input precision of
+"""Per-point output bandwidths on the sparse-P engines (plans ``"bandwidth"`` and
+``"bandwidth-row"`` of :func:`.approx.approx_plan`): btsne, bssne (Q over all pairs, P
+symmetric) and basne, btasne (Q per row, P conditional), whose output weights ``w_ij = w(beta_i d2_ij)`` use the input precision of
 the row's point (or the method's constant ``beta``).
 
 With ``g`` the kernel's ``-d log w / d d2``, ``phi = w g`` and ``dy = y_i - y_j``, the dense
@@ -23,8 +23,9 @@ rows per row (the dense engine's attribution), less its ``eps`` terms on the pai
 Q's floor at ``eps`` (Gaussian kernels) applies to the cost only, as for the other non-radial
 floors (docs/deviations.md).
 
-bnerv (a NeRV ``MixtureForm`` with bandwidths) takes the same plan: :mod:`.approx_bnerv`. The
-FFT engine serves none of them (:func:`refusal`).
+On the FFT engine the same sums are interpolated in ``log beta`` between a few precisions
+(:mod:`.approx_bandwidth_grid`). bnerv (a NeRV ``MixtureForm`` with bandwidths) takes the row
+plan: :mod:`.approx_bnerv`.
 """
 
 from __future__ import annotations
@@ -33,18 +34,6 @@ import numpy as np
 
 from .approx_bandwidth_tree import bandwidth_tree, prepared
 from .radial_kernels import W, WG
-
-ENGINES = ("bh",)
-
-
-def refusal(engine: str, form) -> str | None:
-    """Why ``engine`` cannot run a bandwidth plan (None: it can)."""
-    if engine in ENGINES:
-        return None
-    return ("its output kernel has per-point bandwidths, w(beta_i d2_ij): not a function of the "
-            "output distance alone, which the interpolation grid needs (engine 'bh' serves it: its "
-            "tree evaluates each cell at the point's own precision)")
-
 
 def evaluate_bandwidth(engine, plan, method, state, Y, f, *, cost, grad):
     """``(pcost (n,) or None, gradient (n, k) or None)`` of a bandwidth plan at ``Y``."""
@@ -68,7 +57,7 @@ def evaluate_bandwidth(engine, plan, method, state, Y, f, *, cost, grad):
         Zi = S[:, 0]
         inv = np.divide(1.0, Zi, out=np.zeros(n), where=Zi > 0)  # underflowed rows add nothing
     else:
-        Z = float(S[:, 0].sum()) + tree.tree.eps
+        Z = float(S[:, 0].sum()) + tree.eps
         inv = np.full(n, 1.0 / Z)
     G = pcost = None
     if grad:

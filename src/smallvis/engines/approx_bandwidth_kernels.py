@@ -1,5 +1,5 @@
-"""Numba kernels of the per-point output bandwidths on the Barnes-Hut engine (:mod:`.approx_bandwidth`;
-compiled on first use and cached on disk): the output kernel evaluated at ``beta d2`` with the
+"""Numba kernels of the per-point output bandwidths on the Barnes-Hut engine
+(:mod:`.approx_bandwidth`; compiled on first use and cached on disk): the output kernel evaluated at ``beta d2`` with the
 precision ``beta`` of the query point (:func:`query_sums`) or of each source point
 (:func:`beta_nodes`, :func:`source_sums`), and the terms over the stored entries of a sparse P
 (:func:`stored_attraction`, :func:`stored_cross`).

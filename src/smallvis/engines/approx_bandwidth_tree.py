@@ -45,7 +45,7 @@ class BandwidthTree:
     query's precision (:meth:`query`) and at the sources' (:meth:`source`)."""
 
     def __init__(self, tree, beta):
-        self.tree, self.beta = tree, beta
+        self.tree, self.beta, self.eps = tree, beta, tree.eps
         self.logb = np.log(beta)
 
     def query(self, code, kp, scalars=(), vectors=()):
@@ -77,5 +77,10 @@ class BandwidthTree:
 
 
 def bandwidth_tree(engine, Y, beta, eps):
-    """:class:`BandwidthTree` of ``engine``'s tree at ``Y``."""
+    """:class:`BandwidthTree` of ``engine``'s tree at ``Y`` (on fft its grid's
+    :class:`.approx_bandwidth_grid.BandwidthGrid`)."""
+    if engine.name == "fft":
+        from .approx_bandwidth_grid import BandwidthGrid
+
+        return BandwidthGrid(engine, Y, beta)
     return BandwidthTree(engine.radial(Y, eps), beta)

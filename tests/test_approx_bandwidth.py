@@ -175,3 +175,21 @@ def test_a_full_run_on_barnes_hut():
     X = x80()
     Y = smallvis(X, method="btsne", engine="bh", perplexity=10, max_iter=50, random_state=1)
     assert Y.shape == (80, 2) and np.isfinite(Y).all()
+
+
+@pytest.mark.parametrize("name", ["btsne", "bnerv"])
+def test_a_transform_gives_every_row_its_precision(name):
+    """A transform's sparse affinities calibrate the new rows only; the bandwidth methods get the
+    fitted rows' precisions as the fit calibrated them (the same bits) and the new rows'."""
+    import dataclasses
+
+    X = x80()
+    method = build_method(name, perplexity=10)
+    fit = method.prepare_sparse(InputData(X), knn_method="exact")
+    data = dataclasses.replace(InputData(X), fitted_V=fit.affinities.V[:60])
+    state = method.prepare_sparse(data, knn_method="exact")
+    beta = method.output_bandwidths(state)
+    assert beta.shape == (80,) and np.all(np.isfinite(beta)) and np.all(beta > 0)
+    assert np.array_equal(beta[:60], fit.affinities.beta[:60])
+    assert build_method("tsne", perplexity=10).prepare_sparse(
+        data, knn_method="exact").affinities.beta is None  # only where the method reads them

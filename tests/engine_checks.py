@@ -261,7 +261,7 @@ def rel(a, b):
 
 # the plans whose per-point cost reads per-point all-pairs sums (not Z alone): interpolated per
 # point, their costs are compared in total (1e-5) and per point against the largest (1e-4)
-PER_POINT_SUMS = ("kl-row", "fdiv", "tee", "ee", "nerv", "jse", "pairs", "bandwidth-row")
+PER_POINT_SUMS = ("kl-row", "fdiv", "tee", "ee", "nerv", "jse", "pairs")
 
 
 def check_fft(spec, ks=(1, 2), factors=(1.0, 4.0)) -> None:

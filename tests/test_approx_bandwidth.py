@@ -1,7 +1,7 @@
-"""Per-point output bandwidths on bh and fft (btsne, bssne, basne, btasne, bnerv; issue 19 item
-3): what the catalog-driven checks (theta = 0 against the dense engine, fft within 1e-3, P stored
-in full) do not show: a truly sparse and asymmetric P, the cost's derivative, the sources'
-precisions summarised from afar (bh) and interpolated between bins (fft), threads."""
+"""Per-point output bandwidths on Barnes-Hut (btsne, bssne, basne, btasne, bnerv; issue 19 item
+3): what the catalog-driven checks (theta = 0 against the dense engine, P stored in full) do not
+show: a truly sparse and asymmetric P, the cost's derivative, the sources' precisions summarised
+from afar, threads, a transform's precisions, fft's refusal."""
 
 import numpy as np
 import pytest
@@ -115,47 +115,15 @@ def test_does_not_depend_on_the_number_of_threads(name):
     check_thread_independent(BarnesHutEngine, name, scale=1.0)
 
 
-def test_the_grid_interpolates_in_log_beta_on_four_bins():
-    """Lagrange weights on the four nearest bins: each row sums to 1 and reproduces log beta (and
-    any cubic in it); bins at most BIN_WIDTH apart; one bin where every precision is equal."""
-    from smallvis.engines.approx_bandwidth_grid import BIN_WIDTH, bin_weights
+@pytest.mark.parametrize("name", NAMES)
+def test_fft_refuses_saying_why(name):
+    from smallvis.engines.catalog import refusal
 
-    logb = np.random.default_rng(0).uniform(-1.0, 2.0, 500)
-    nodes, W = bin_weights(logb)
-    assert nodes[0] == logb.min() and nodes[-1] == logb.max()
-    assert np.all(np.diff(nodes) <= BIN_WIDTH) and np.all((W != 0).sum(axis=1) <= 4)
-    np.testing.assert_allclose(W.sum(axis=1), 1.0, rtol=1e-12)
-    np.testing.assert_allclose(W @ nodes ** 3, logb ** 3, rtol=1e-9, atol=1e-9)
-    nodes, W = bin_weights(np.full(10, 0.3))
-    assert nodes.shape == (1,) and np.all(W == 1.0)
-
-
-@pytest.mark.parametrize("code", [0, 1])
-def test_the_grid_sums_at_the_sources_precisions(code):
-    """The fft engine's sum of c_j beta_j phi(beta_j d2) (y_i - y_j) and its query-side sum at
-    beta_i, precisions at random over two decades: within 3e-3 of NumPy's (measured: Student-t
-    1.4e-3, the grid's own error at the bins' scales, 5e-4 with every precision equal; halving
-    the bins' spacing does not change it; Gaussian 2.7e-5)."""
-    from smallvis.engines.approx_bandwidth_tree import bandwidth_tree
-    from smallvis.engines.radial_kernels import W
-
-    rng = np.random.default_rng(5)
-    Y = rng.normal(size=(300, 2)) * (0.3 if code else 2.0)
-    c = rng.uniform(0.5, 2.0, 300)
-    beta = np.exp(rng.uniform(-2.3, 2.3, 300))
-    kp = kernel_params()
-    grid = bandwidth_tree(FFTEngine(), Y, beta, 0.0)
-    assert rel(grid.source(code, kp, WG, c), _numpy_source(Y, beta, c, code)) < 3e-3
-    S = grid.query(code, kp, scalars=(W,))[0][:, 0]
-    d2 = np.sum((Y[:, None] - Y[None]) ** 2, axis=-1)
-    w = kernel_weights(beta[:, None] * d2, code)
-    np.fill_diagonal(w, 0.0)
-    assert rel(S, w.sum(axis=1)) < 3e-3
-
-
-@pytest.mark.parametrize("name", ["btsne", "bnerv"])
-def test_fft_does_not_depend_on_the_number_of_threads(name):
-    check_thread_independent(FFTEngine, name, scale=1.0)
+    assert refusal("bh", name) is None
+    why = refusal("fft", name)
+    assert "per-point bandwidths" in why and "'bh'" in why
+    with pytest.raises(ValueError, match="per-point bandwidths"):
+        FFTEngine().plan(build_method(name))
 
 
 @pytest.mark.parametrize("lam", [0.1, 1.0])

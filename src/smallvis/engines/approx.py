@@ -49,7 +49,7 @@ weights or a row-normalised Q the floor is not a function of the distance alone 
 applies it (its force is ``eps`` per pair; docs/deviations.md).
 
 Per-point output bandwidths (btsne, bssne, basne, btasne, bnerv: ``w(beta_i d2_ij)``, not a
-function of the distance alone): :mod:`.approx_bandwidth`. Not served: ee's repulsion weights
+function of the distance alone): :mod:`.approx_bandwidth`, bh only. Not served: ee's repulsion weights
 from the input distances (one per pair), and the costs that are not sums of pair terms of this
 kind (the distance costs, ncvis's profiled normaliser): :func:`approx_plan` says why.
 """
@@ -245,10 +245,11 @@ class SparseKLEngine:
         """:func:`approx_plan` for this engine: ``(plan, None)`` or ``(None, why not)`` (the
         un-normalised pair costs' own limits per engine: :func:`.approx_unnormalised.refusal`)."""
         plan, why = approx_plan(method, state)
-        if plan is not None and plan.kind == "pairs":
+        if plan is not None and plan.kind in ("pairs", "bandwidth", "bandwidth-row"):
+            from .approx_bandwidth import refusal as bandwidth_refusal
             from .approx_unnormalised import refusal
 
-            why = refusal(cls.name, plan.form)
+            why = (refusal if plan.kind == "pairs" else bandwidth_refusal)(cls.name, plan.form)
             plan = None if why else plan
         return plan, why
 

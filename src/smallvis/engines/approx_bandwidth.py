@@ -1,7 +1,8 @@
-"""Per-point output bandwidths on the sparse-P engines (plans ``"bandwidth"`` and
+"""Per-point output bandwidths on the Barnes-Hut engine (plans ``"bandwidth"`` and
 ``"bandwidth-row"`` of :func:`.approx.approx_plan`): btsne, bssne (Q over all pairs, P
-symmetric) and basne, btasne (Q per row, P conditional), whose output weights ``w_ij = w(beta_i d2_ij)`` use the input precision of
-the row's point (or the method's constant ``beta``).
+symmetric) and basne, btasne (Q per row, P conditional), whose output weights
+``w_ij = w(beta_i d2_ij)`` use the input precision of the row's point (or the method's constant
+``beta``).
 
 With ``g`` the kernel's ``-d log w / d d2``, ``phi = w g`` and ``dy = y_i - y_j``, the dense
 stiffness ``K_ij = 2 (f P_ij - q_ij) beta_i g(beta_i d2_ij)``, symmetrised, gives
@@ -23,9 +24,8 @@ rows per row (the dense engine's attribution), less its ``eps`` terms on the pai
 Q's floor at ``eps`` (Gaussian kernels) applies to the cost only, as for the other non-radial
 floors (docs/deviations.md).
 
-On the FFT engine the same sums are interpolated in ``log beta`` between a few precisions
-(:mod:`.approx_bandwidth_grid`). bnerv (a NeRV ``MixtureForm`` with bandwidths) takes the row
-plan: :mod:`.approx_bnerv`.
+bnerv (a NeRV ``MixtureForm`` with bandwidths) takes the row plan: :mod:`.approx_bnerv`. The
+FFT engine refuses them (:func:`refusal`, with what was measured).
 """
 
 from __future__ import annotations
@@ -34,6 +34,21 @@ import numpy as np
 
 from .approx_bandwidth_tree import bandwidth_tree, prepared
 from .radial_kernels import W, WG
+
+ENGINES = ("bh",)
+
+
+def refusal(engine: str, form) -> str | None:
+    """Why ``engine`` cannot run a bandwidth plan (None: it can)."""
+    if engine in ENGINES:
+        return None
+    return ("its output kernel has per-point bandwidths, w(beta_i d2_ij): not a function of the "
+            "output distance alone, which the interpolation grid needs. One grid per precision "
+            "(at sqrt(beta) Y, interpolated in log beta, commit 0c8c4ba) reached 1e-4 of the "
+            "gradient but took 9x to 15x tsne's time at 20,000 points (bh 4x to 8x), and its "
+            "grid grows with the largest precision times the embedding's area (btsne on digits: "
+            "10x bh's time per iteration); engine 'bh' runs it")
+
 
 def evaluate_bandwidth(engine, plan, method, state, Y, f, *, cost, grad):
     """``(pcost (n,) or None, gradient (n, k) or None)`` of a bandwidth plan at ``Y``."""

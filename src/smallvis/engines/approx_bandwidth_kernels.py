@@ -1,8 +1,8 @@
 """Numba kernels of the per-point output bandwidths on the Barnes-Hut engine
-(:mod:`.approx_bandwidth`; compiled on first use and cached on disk): the output kernel evaluated at ``beta d2`` with the
-precision ``beta`` of the query point (:func:`query_sums`) or of each source point
-(:func:`beta_nodes`, :func:`source_sums`), and the terms over the stored entries of a sparse P
-(:func:`stored_attraction`, :func:`stored_cross`).
+(:mod:`.approx_bandwidth`; compiled on first use and cached on disk): the output kernel
+evaluated at ``beta d2`` with the precision ``beta`` of the query point (:func:`query_sums`) or
+of each source point (:func:`beta_nodes`, :func:`source_sums`), and the terms over the stored
+entries of a sparse P (:func:`stored_attraction`, :func:`stored_cross`).
 
 Every point's sums are sequential over the same preordered tree (:func:`.bh_kernels.preorder`) in
 the same order, and rows of P are independent, so the results do not depend on the number of

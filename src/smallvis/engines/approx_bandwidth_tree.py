@@ -77,10 +77,5 @@ class BandwidthTree:
 
 
 def bandwidth_tree(engine, Y, beta, eps):
-    """:class:`BandwidthTree` of ``engine``'s tree at ``Y`` (on fft its grid's
-    :class:`.approx_bandwidth_grid.BandwidthGrid`)."""
-    if engine.name == "fft":
-        from .approx_bandwidth_grid import BandwidthGrid
-
-        return BandwidthGrid(engine, Y, beta)
+    """:class:`BandwidthTree` of ``engine``'s tree at ``Y``."""
     return BandwidthTree(engine.radial(Y, eps), beta)

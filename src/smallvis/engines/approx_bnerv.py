@@ -1,4 +1,4 @@
-"""bnerv on the sparse-P engines (plan ``"bandwidth-row"`` of :func:`.approx.approx_plan`, a NeRV
+"""bnerv on Barnes-Hut (plan ``"bandwidth-row"`` of :func:`.approx.approx_plan`, a NeRV
 ``MixtureForm``): Venna et al.'s NeRV, ``Q_ij = exp(-beta_i d2_ij) / N_i`` per row with each
 point's input precision, ``lambda KL(P || Q) + (1 - lambda) KL(Q || P)`` with P floored at ``eps``.
 
@@ -11,8 +11,8 @@ terms (:mod:`.approx_bnerv_kernels`). The original's stiffness is ``beta_i k_ij`
     G_i = 2 \\sum_j (\\beta_i k_{ij} + \\beta_j k_{ji}) (y_i - y_j)
 
 so the first half is a sum at the query's precision and the second one at the sources'
-precisions with the charges ``a_j``, ``b_j`` (:class:`.approx_bandwidth_tree.BandwidthTree`, on
-fft :class:`.approx_bandwidth_grid.BandwidthGrid`), its ``lambda eps`` part the moment ``sum_j beta_j (y_i - y_j)``. Q's floor at ``eps`` applies on
+precisions with the charges ``a_j``, ``b_j`` (:class:`.approx_bandwidth_tree.BandwidthTree`),
+its ``lambda eps`` part the moment ``sum_j beta_j (y_i - y_j)``. Q's floor at ``eps`` applies on
 the stored pairs only, as for nerv (docs/deviations.md).
 """
 

@@ -44,7 +44,7 @@ def refusal(engine: str, form) -> str | None:
         return None
     return ("its output kernel has per-point bandwidths, w(beta_i d2_ij): not a function of the "
             "output distance alone, which the interpolation grid needs. One grid per precision "
-            "(at sqrt(beta) Y, interpolated in log beta, commit 0c8c4ba) reached 1e-4 of the "
+            "(at sqrt(beta) Y, interpolated in log beta; docs/engines.md) reached 1e-4 of the "
             "gradient but took 9x to 15x tsne's time at 20,000 points (bh 4x to 8x), and its "
             "grid grows with the largest precision times the embedding's area (btsne on digits: "
             "10x bh's time per iteration); engine 'bh' runs it")

@@ -30,7 +30,7 @@ def only(*names):
     (("hssne", {"alpha": 0.5}), AUTO_APPROX_N + 1, 2, "fft"),
     ("tsne", AUTO_APPROX_N + 1, 3, "bh"),
     (("tsne", {"inp_kernel": "knn"}), AUTO_APPROX_N + 1, 3, "bh"),
-    ("btsne", AUTO_APPROX_N + 1, 2, "exact"),  # per-point output bandwidths: no approximate version
+    ("btsne", AUTO_APPROX_N + 1, 2, "bh"),  # per-point output bandwidths: Barnes-Hut only
     ("umap", AUTO_SGD_N + 1, 2, "sgd"),
     ("largevis", AUTO_SGD_N + 1, 2, "sgd"),
     (("rklsne", {"symmetrize": "none"}), 5000, 2, "dense"),  # no fused kernels: the dense engine
@@ -38,7 +38,7 @@ def only(*names):
     ("dhssne", AUTO_APPROX_N + 1, 2, "fft"),
     ("snerv", AUTO_APPROX_N + 1, 2, "fft"),
     ("gsne", AUTO_APPROX_N + 1, 2, "fft"),
-    ("bnerv", AUTO_APPROX_N + 1, 2, "exact"),  # per-point output bandwidths
+    ("bnerv", AUTO_APPROX_N + 1, 2, "bh"),  # per-point output bandwidths: Barnes-Hut only
     ("mmds", 100, 2, "dense"),
     ("umap", 2000, 2, "exact"),
     ("sammon", 2000, 2, "exact"),

@@ -173,7 +173,6 @@ def test_end_to_end_matches_dense_quality(method):
 
 
 REFUSALS = [(("ncvis", {"corrected": True}), "depends on the head point, not on the output"),
-            ("btsne", r"per-point bandwidths.*translation-invariant kernel"),
             ("ee", "repulsion weights come from the input distances"),
             ("mmds", "read the input R of every pair")]
 

@@ -50,18 +50,19 @@ def test_what_the_catalog_reports():
     assert engines["umap"] == ("dense", "exact", "bh", "sgd")
     assert engines["ncvis"] == ("dense", "exact", "bh", "fft", "sgd")
     assert engines["wtsne"] == ("dense", "exact", "bh", "fft")
-    assert engines["btsne"] == ("dense", "exact")  # per-point bandwidths: not translation-invariant
+    assert engines["btsne"] == ("dense", "exact", "bh")  # per-point bandwidths: not on fft
     assert engines["absne"] == engines["abssne"] == ("dense", "exact", "bh", "fft")
     assert engines["dhssne"] == engines["nerv"] == engines["gsne"] == ("dense", "exact", "bh",
                                                                        "fft")
-    assert engines["bnerv"] == ("dense", "exact")
+    assert engines["bnerv"] == ("dense", "exact", "bh")
     assert engines["jse"] == engines["sjse"] == engines["rsrjse"] == ("dense", "exact", "bh", "fft")
     assert set(served_by("sgd")) == {"largevis", "umap", "tumap", "ncvis", "ee", "tee", "mmds",
                                      "smmds", "sammon"}
     assert engines["mmds"] == ("dense", "exact", "sgd") and engines["gmmds"] == ("dense", "exact")
     # every cost whose all-pairs part is a sum of radial functions of the output distance
-    # bh also the un-normalised pair costs (fft refuses them)
-    assert set(served_by("bh")) == set(served_by("fft")) | {"umap", "tumap", "largevis"}
+    # bh also the un-normalised pair costs and the per-point bandwidths (fft refuses them)
+    assert set(served_by("bh")) == set(served_by("fft")) | {"umap", "tumap", "largevis"} | {
+        "btsne", "bssne", "basne", "btasne", "bnerv"}
     assert set(served_by("fft")) == {
         "tsne", "ssne", "hssne", "bhssne", "wtsne", "wssne", "asne", "tasne", "trmsne", "tmsne",
         "trsrsne", "arsrsne", "tsneu", "pstsne", "tee", "rklsne", "jssne", "chsne", "hlsne",
@@ -111,7 +112,7 @@ def test_docs_coverage_is_generated_from_the_catalog():
 
 @pytest.mark.parametrize("engine, name, reason", [
     ("every engine", None, None),
-    ("bh", "btsne", "per-point bandwidths"),
+    ("fft", "btsne", "per-point bandwidths"),
     ("fft", "bnerv", "per-point bandwidths"),
     ("sgd", "tsne", "normalised"),
     ("sgd", "gmmds", "shortest paths"),

@@ -314,3 +314,29 @@ def sparse_affinities(data: InputData, perplexity, recipe, *, knn_method: str = 
 
     return _supervised(Affinities(P=P, V=V, beta=beta, dint=dint, perplexity=perplexity,
                                   n_failed=n_failed), data, recipe)
+
+
+def transform_bandwidths(data: InputData, perplexity, recipe, *, knn_method: str = "auto",
+                         random_state=None):
+    """The precisions ``beta`` (n,) of every row of a transform's joint data, or None (not a
+    transform, or a kernel without precisions). A transform calibrates its new rows only
+    (:func:`sparse_affinities` keeps the fitted rows' kernel values); the methods whose output kernel
+    reads every point's precision (btsne, bnerv, ...) get the fitted rows' from the same
+    calibration on their own neighbours, as the fit made them, and the new rows' as the transform
+    made them."""
+    from . import GAUSSIAN_KERNELS, INPUT_KERNELS
+
+    fit = _fitted_rows(data)
+    kernel = match_name(recipe.kernel, INPUT_KERNELS, "input kernel")
+    if not fit or kernel not in GAUSSIAN_KERNELS:
+        return None
+    U = check_perplexity(perplexity, data.n)
+    k = max(1, min(data.n - 1, int(math.floor(3.0 * float(U.max())))))
+    if data.max_neighbors is not None and k > data.max_neighbors:
+        k = data.max_neighbors
+        U = np.minimum(U, k / 3.0)
+    squared = _SQUARED[kernel] and not (kernel == "gaussian" and data.gaussian_unsquared)
+    idx, dist = data.neighbors(k, method=knn_method, random_state=random_state)
+    D = dist * dist if squared else np.array(dist, dtype=np.float64)
+    return np.concatenate([calibrate_knn_rows(D[:fit], U[:fit])[1],
+                           calibrate_knn_rows(D[fit:], U[fit:])[1]])

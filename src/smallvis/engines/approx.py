@@ -49,15 +49,16 @@ Gaussian Q (ssne) enters the repulsion as the force factor ``max(w, eps Z)``; wi
 weights or a row-normalised Q the floor is not a function of the distance alone and only the cost
 applies it (its force is ``eps`` per pair; docs/deviations.md).
 
-Not served: per-point output bandwidths (btsne, bssne, basne, btasne: ``w(beta_i d2_ij)`` is not a
-function of the distance alone, which the tree and the interpolation grid need), ee's repulsion
-weights from the input distances (one per pair), and the costs that are not sums of pair terms of
-this kind (the distance costs, ncvis's corrected noise model): :func:`approx_plan` says why.
+Per-point output bandwidths (btsne, bssne, basne, btasne, bnerv: ``w(beta_i d2_ij)``, not a
+function of the distance alone): :mod:`.approx_bandwidth`, bh only. Not served: ee's repulsion weights
+from the input distances (one per pair), and the costs that are not sums of pair terms of this
+kind (the distance costs, ncvis's corrected noise model): :func:`approx_plan` says why.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import import_module
 
 import numpy as np
 
@@ -83,6 +84,20 @@ APART_KEY = "_moving_apart"  # a transform whose moving rows do not repel one an
 # interpolation nodes): decides whether a run pays for threads (smallvis._util.parallel.fit_threads)
 WORK_PER_POINT = 100
 
+# the plan kinds evaluated by a module of their own: kind -> (module, function)
+_EVALUATORS = {
+    "ab": (".approx_ab", "evaluate_ab"), "jse": (".approx_jse", "evaluate_jse"),
+    "nerv": (".approx_nerv", "evaluate_nerv"), "nce": (".approx_nce", "evaluate_nce"),
+    "bandwidth": (".approx_bandwidth", "evaluate_bandwidth"),
+    "bandwidth-row": (".approx_bandwidth", "evaluate_bandwidth"),
+    "pairs": (".approx_unnormalised", "evaluate_pairs"),
+}
+# the plan kinds with limits of their own per engine: kind -> (module, function(engine, form))
+_REFUSALS = {
+    "pairs": (".approx_unnormalised", "refusal"), "nce": (".approx_nce", "engine_refusal"),
+    "bandwidth": (".approx_bandwidth", "refusal"), "bandwidth-row": (".approx_bandwidth", "refusal"),
+}
+
 # PairForm divergences served: the f-divergences (Student-t Q), tee (Student-t), ee (Gaussian)
 F_DIVERGENCES = ("rklsne", "jssne", "chsne", "hlsne")
 
@@ -105,9 +120,10 @@ def served_form(method, state=None):
 class ApproxPlan:
     """How a sparse-P engine evaluates a method: ``kind`` ``"plain"`` (:func:`served_form`),
     ``"kl"`` (matrix-normalised Q), ``"kl-row"`` (row-normalised Q), ``"fdiv"``, ``"tee"``,
-    ``"ee"``, ``"ab"`` (:mod:`.approx_ab`), ``"nerv"`` (:mod:`.approx_nerv`), ``"jse"``
-    (:mod:`.approx_jse`), ``"gsne"`` (:mod:`.approx_gsne`), ``"pairs"``
-    (:mod:`.approx_unnormalised`) or ``"nce"`` (:mod:`.approx_nce`); ``form``
+    ``"ee"``, ``"ab"`` (:mod:`.approx_ab`), ``"nerv"`` (:mod:`.approx_nerv`), ``"bandwidth"``,
+    ``"bandwidth-row"`` (:mod:`.approx_bandwidth`), ``"jse"`` (:mod:`.approx_jse`), ``"gsne"``
+    (:mod:`.approx_gsne`), ``"pairs"`` (:mod:`.approx_unnormalised`) or ``"nce"``
+    (:mod:`.approx_nce`); ``form``
     the method's ``FusedForm``, ``PairForm``, ``MixtureForm`` or ``SumForm``; ``code`` the output kernel
     (``FusedForm`` codes)."""
 
@@ -142,10 +158,11 @@ def approx_plan(method, state=None):
 
 
 def _kl_plan(form):
-    if form.bandwidths:
-        return None, ("its output kernel has per-point bandwidths, w(beta_i d2_ij): not a function "
-                      "of the output distance alone, which the tree and the interpolation grid "
-                      "need (a translation-invariant kernel)")
+    if form.bandwidths:  # btsne, bssne, basne, btasne (.approx_bandwidth)
+        if form.kernel not in (T_KERNEL, 1) or form.point_weights or form.fixed_z:
+            return None, "per-point bandwidths are served with the Student-t or Gaussian kernel"
+        kind = "bandwidth-row" if form.normalisation == "row" else "bandwidth"
+        return ApproxPlan(kind, form, form.kernel), None
     if form.kernel not in KERNEL_CODES:
         return None, (f"its output kernel (FusedForm code {form.kernel}) is not implemented on "
                       "these engines")
@@ -168,10 +185,10 @@ def _sum_plan(form):
 
 
 def _mixture_plan(form):
-    if form.bandwidths:
-        return None, ("its output kernel has per-point bandwidths, w(beta_i d2_ij): not a function "
-                      "of the output distance alone, which the tree and the interpolation grid "
-                      "need (a translation-invariant kernel)")
+    if form.bandwidths:  # bnerv (.approx_bnerv)
+        if form.divergence != "nerv" or form.kernel != 1 or form.normalisation != "row":
+            return None, "per-point bandwidths are served with NeRV's row-normalised Q only"
+        return ApproxPlan("bandwidth-row", form, 1), None
     if form.divergence == "jse" and form.kernel == 1:  # jse, sjse, rsrjse (.approx_jse)
         return ApproxPlan("jse", form, 1), None
     if form.divergence != "nerv" or form.kernel != 1:
@@ -242,15 +259,12 @@ class SparseKLEngine:
 
     @classmethod
     def engine_plan(cls, method, state=None):
-        """:func:`approx_plan` for this engine: ``(plan, None)`` or ``(None, why not)`` (the
-        un-normalised pair costs' and ncvis's limits per engine:
-        :func:`.approx_unnormalised.refusal`, :func:`.approx_nce.engine_refusal`)."""
+        """:func:`approx_plan` for this engine: ``(plan, None)`` or ``(None, why not)`` (the limits
+        per engine of the un-normalised pair costs, ncvis and the bandwidth methods: ``_REFUSALS``)."""
         plan, why = approx_plan(method, state)
-        if plan is not None and plan.kind in ("pairs", "nce"):
-            from .approx_nce import engine_refusal
-            from .approx_unnormalised import refusal
-
-            why = (engine_refusal if plan.kind == "nce" else refusal)(cls.name, plan.form)
+        if plan is not None and plan.kind in _REFUSALS:
+            module, name = _REFUSALS[plan.kind]
+            why = getattr(import_module(module, __package__), name)(cls.name, plan.form)
             plan = None if why else plan
         return plan, why
 
@@ -305,6 +319,7 @@ class SparseKLEngine:
             state.data.update(V=ring * n, N=float(n), const=np.zeros(n))
         if kind == "gsne":
             state.data["X_global"] = Y - Y.mean(axis=0)
+        state.data["output_beta"] = np.ones(n)  # the bandwidth methods' precisions
         self.evaluate(method, state, Y, 1.0)
         return time.perf_counter() - start
 
@@ -384,31 +399,11 @@ class SparseKLEngine:
             tsne = ApproxPlan("kl", FusedForm(T_KERNEL, eps=method.eps), T_KERNEL)
             return evaluate_gsne(self, plan, tsne, method, state, Y, float(exaggeration),
                                  cost=cost, grad=grad)
-        if plan.kind == "ab":
-            from .approx_ab import evaluate_ab
-
-            return evaluate_ab(self, plan, method, state, Y, float(exaggeration), cost=cost,
-                               grad=grad)
-        if plan.kind == "jse":
-            from .approx_jse import evaluate_jse
-
-            return evaluate_jse(self, plan, method, state, Y, float(exaggeration), cost=cost,
-                                grad=grad)
-        if plan.kind == "nerv":
-            from .approx_nerv import evaluate_nerv
-
-            return evaluate_nerv(self, plan, method, state, Y, float(exaggeration), cost=cost,
-                                 grad=grad)
-        if plan.kind == "nce":
-            from .approx_nce import evaluate_nce
-
-            return evaluate_nce(self, plan, method, state, Y, float(exaggeration), cost=cost,
-                                grad=grad)
-        if plan.kind == "pairs":
-            from .approx_unnormalised import evaluate_pairs
-
-            return evaluate_pairs(self, plan, method, state, Y, float(exaggeration), cost=cost,
-                                  grad=grad)
+        if plan.kind in _EVALUATORS:
+            module, name = _EVALUATORS[plan.kind]
+            evaluate = getattr(import_module(module, __package__), name)
+            return evaluate(self, plan, method, state, Y, float(exaggeration), cost=cost,
+                            grad=grad)
         if plan.kind != "plain":
             from .approx_terms import evaluate_plan
 

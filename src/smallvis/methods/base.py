@@ -351,6 +351,12 @@ class Method:
 
         aff = sparse_affinities(data, self.perplexity(), self.recipe, knn_method=knn_method,
                                 random_state=random_state)
+        if aff.beta is None and "beta" in self.params and self.params["beta"] is None:
+            # a transform calibrates its new rows only; the bandwidth methods read every row's
+            from ..affinity.sparse import transform_bandwidths
+
+            aff.beta = transform_bandwidths(data, self.perplexity(), self.recipe,
+                                            knn_method=knn_method, random_state=random_state)
         return MethodState(P=aff.P, affinities=aff)
 
     def laplacian_affinity(self, state: MethodState) -> np.ndarray | None:

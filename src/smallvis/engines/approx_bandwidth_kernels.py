@@ -1,0 +1,259 @@
+"""Numba kernels of the per-point output bandwidths on the Barnes-Hut engine
+(:mod:`.approx_bandwidth`; compiled on first use and cached on disk): the output kernel
+evaluated at ``beta d2`` with the precision ``beta`` of the query point (:func:`query_sums`) or
+of each source point (:func:`beta_nodes`, :func:`source_sums`), and the terms over the stored
+entries of a sparse P (:func:`stored_attraction`, :func:`stored_cross`).
+
+Every point's sums are sequential over the same preordered tree (:func:`.bh_kernels.preorder`) in
+the same order, and rows of P are independent, so the results do not depend on the number of
+threads. Coordinates are at most three, held in registers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import prange
+
+from .._util.jit import njit
+from .radial_kernels import grad_factor, log_weight, radial, radial_of, weight as radial_weight
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def query_sums(Y, node, skip, order, theta, eps, tol, code, kp, beta, fs, fv, S, V):
+    """Barnes-Hut sums at the query point's precision: ``S[i, s] = sum_c N_c fs[s](beta_i d2)``
+    and ``V[i, v] = sum_c N_c fv[v](beta_i d2) (y_i - com_c)`` over the cells ``c`` the traversal
+    of :func:`.bh_kernels.radial_sums` summarises (the same cells, ``d2 = eps + |com_c - y_i|^2``;
+    at most two functions of each kind of :mod:`.radial_kernels`)."""
+    n, k = Y.shape
+    m = skip.shape[0]
+    ns, nv = fs.shape[0], fv.shape[0]
+    theta2 = theta * theta
+    for t in prange(n):
+        i = order[t]
+        b = beta[i]
+        y0 = Y[i, 0]
+        y1 = Y[i, 1] if k > 1 else 0.0
+        y2 = Y[i, 2] if k > 2 else 0.0
+        s0 = 0.0
+        s1 = 0.0
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        b0 = 0.0
+        b1 = 0.0
+        b2 = 0.0
+        p = 0
+        while p < m:
+            nxt = skip[p]
+            rec = node[p]
+            e0 = y0 - rec[0]
+            e1 = y1 - rec[1] if k > 1 else 0.0
+            e2 = y2 - rec[2] if k > 2 else 0.0
+            d2 = eps + (e0 * e0 + e1 * e1 + e2 * e2)
+            if nxt == p + 1:
+                if abs(e0) < tol and abs(e1) < tol and abs(e2) < tol:
+                    p = nxt
+                    continue
+            elif not rec[k + 1] < theta2 * d2:
+                p += 1
+                continue
+            c = rec[k]
+            x = b * d2
+            w = radial_weight(code, kp, x)
+            if ns > 0:
+                s0 += c * radial_of(fs[0], code, kp, 0.0, x, w)
+            if ns > 1:
+                s1 += c * radial_of(fs[1], code, kp, 0.0, x, w)
+            if nv > 0:
+                f = c * radial_of(fv[0], code, kp, 0.0, x, w)
+                a0 += f * e0
+                a1 += f * e1
+                a2 += f * e2
+            if nv > 1:
+                f = c * radial_of(fv[1], code, kp, 0.0, x, w)
+                b0 += f * e0
+                b1 += f * e1
+                b2 += f * e2
+            p = nxt
+        if ns > 0:
+            S[i, 0] = s0
+        if ns > 1:
+            S[i, 1] = s1
+        for v in range(nv):
+            V[i, v, 0] = a0 if v == 0 else b0
+            if k > 1:
+                V[i, v, 1] = a1 if v == 0 else b1
+            if k > 2:
+                V[i, v, 2] = a2 if v == 0 else b2
+
+
+@njit(cache=True, error_model="numpy")
+def beta_nodes(Y, node, skip, order, c, logb):
+    """The preordered tree (``node``, ``skip``, ``order`` of :func:`.bh_kernels.preorder`) with
+    the sources' charges ``c`` (n,, >= 0) and log-precisions ``logb`` (n,): rows of ``k + 5``,
+    the charge-weighted centre (k; a leaf keeps its location), the charge, the squared side, the
+    charge-weighted mean and standard deviation of ``log beta``, the number of points. Also
+    ``first`` (m,): where a leaf's points start in ``order`` (its points are the next ones)."""
+    m = skip.shape[0]
+    k = Y.shape[1]
+    out = np.zeros((m, k + 5))
+    cy = np.zeros((m, k))
+    mom = np.zeros((m, 3))  # charge, charge log b, charge (log b)^2
+    first = np.zeros(m, dtype=np.int64)
+    t = 0
+    for p in range(m):
+        if skip[p] == p + 1:
+            first[p] = t
+            for e in range(t, t + int(node[p, k])):
+                i = order[e]
+                mom[p, 0] += c[i]
+                mom[p, 1] += c[i] * logb[i]
+                mom[p, 2] += c[i] * logb[i] * logb[i]
+                for d in range(k):
+                    cy[p, d] += c[i] * Y[i, d]
+            t += int(node[p, k])
+    for p in range(m - 1, -1, -1):
+        if skip[p] != p + 1:
+            q = p + 1
+            while q < skip[p]:
+                for s in range(3):
+                    mom[p, s] += mom[q, s]
+                for d in range(k):
+                    cy[p, d] += cy[q, d]
+                q = skip[q]
+    for p in range(m):
+        ch = mom[p, 0]
+        for d in range(k):
+            out[p, d] = cy[p, d] / ch if ch > 0.0 and skip[p] != p + 1 else node[p, d]
+        out[p, k] = ch
+        out[p, k + 1] = node[p, k + 1]
+        if ch > 0.0:
+            mean = mom[p, 1] / ch
+            var = mom[p, 2] / ch - mean * mean
+            out[p, k + 2] = mean
+            out[p, k + 3] = math.sqrt(var) if var > 0.0 else 0.0
+        out[p, k + 4] = node[p, k]
+    return out, first
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def source_sums(Y, bnode, skip, order, first, theta, eps, tol, code, kp, fn, c, beta, V):
+    """``V[i] = sum_{j != i} c_j beta_j fn(beta_j d2_ij) (y_i - y_j)`` at the sources' precisions
+    (:func:`beta_nodes`' tree). Leaves are summed point by point with each point's own precision
+    and location (exact but for the ``eps`` in ``d2``); a cell summarised from afar contributes its
+    charge ``C`` at its centre as two half charges at the precisions ``exp(mu +- sigma)`` (``mu``,
+    ``sigma`` the mean and deviation of its sources' ``log beta``: their first two moments kept);
+    a leaf within ``tol`` of ``y_i`` (the point itself, duplicates) is skipped."""
+    n, k = Y.shape
+    m = skip.shape[0]
+    theta2 = theta * theta
+    for t in prange(n):
+        i = order[t]
+        y0 = Y[i, 0]
+        y1 = Y[i, 1] if k > 1 else 0.0
+        y2 = Y[i, 2] if k > 2 else 0.0
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        p = 0
+        while p < m:
+            nxt = skip[p]
+            rec = bnode[p]
+            e0 = y0 - rec[0]
+            e1 = y1 - rec[1] if k > 1 else 0.0
+            e2 = y2 - rec[2] if k > 2 else 0.0
+            d2 = eps + (e0 * e0 + e1 * e1 + e2 * e2)
+            if nxt == p + 1:
+                if not (abs(e0) < tol and abs(e1) < tol and abs(e2) < tol):
+                    for u in range(first[p], first[p] + int(rec[k + 4])):
+                        j = order[u]
+                        f0 = y0 - Y[j, 0]
+                        f1 = y1 - Y[j, 1] if k > 1 else 0.0
+                        f2 = y2 - Y[j, 2] if k > 2 else 0.0
+                        bj = beta[j]
+                        x = bj * (eps + (f0 * f0 + f1 * f1 + f2 * f2))
+                        f = c[j] * bj * radial(fn, code, kp, 0.0, x)
+                        a0 += f * f0
+                        a1 += f * f1
+                        a2 += f * f2
+                p = nxt
+                continue
+            if not rec[k + 1] < theta2 * d2:
+                p += 1
+                continue
+            if rec[k] > 0.0:
+                hi = math.exp(rec[k + 2] + rec[k + 3])
+                lo = math.exp(rec[k + 2] - rec[k + 3])
+                f = 0.5 * rec[k] * (hi * radial(fn, code, kp, 0.0, hi * d2)
+                                    + lo * radial(fn, code, kp, 0.0, lo * d2))
+                a0 += f * e0
+                a1 += f * e1
+                a2 += f * e2
+            p = nxt
+        V[i, 0] = a0
+        if k > 1:
+            V[i, 1] = a1
+        if k > 2:
+            V[i, 2] = a2
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def stored_attraction(indptr, indices, data, Y, code, kp, beta, own, A):
+    """``A[i] = sum_j P_ij s g(s d2_ij) (y_i - y_j)`` over the stored entries of row ``i``, with
+    ``s = beta_i`` (``own``) or ``beta_j``."""
+    n, k = Y.shape
+    for i in prange(n):
+        y0 = Y[i, 0]
+        y1 = Y[i, 1] if k > 1 else 0.0
+        y2 = Y[i, 2] if k > 2 else 0.0
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            e0 = y0 - Y[j, 0]
+            e1 = y1 - Y[j, 1] if k > 1 else 0.0
+            e2 = y2 - Y[j, 2] if k > 2 else 0.0
+            s = beta[i] if own else beta[j]
+            x = s * (e0 * e0 + e1 * e1 + e2 * e2)
+            pg = data[e] * s * grad_factor(code, kp, x, radial_weight(code, kp, x))
+            a0 += pg * e0
+            a1 += pg * e1
+            a2 += pg * e2
+        A[i, 0] = a0
+        if k > 1:
+            A[i, 1] = a1
+        if k > 2:
+            A[i, 2] = a2
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def stored_cross(indptr, indices, data, Y, code, kp, beta, own, log_z, clamp, eps, cross):
+    """``cross[i] = sum_j P_ij log q`` over the stored entries of row ``i`` (``P_ij > 0``), with
+    ``log q = log w(s d2_ij) - log Z`` (``s = beta_i`` where ``own``, else ``beta_j``; ``log_z``:
+    ``log Z`` (1,) or ``log Z_i`` (n,)) floored at ``log eps`` with ``clamp``."""
+    n, k = Y.shape
+    log_eps = math.log(eps)
+    per_row = log_z.shape[0] > 1
+    for i in prange(n):
+        y0 = Y[i, 0]
+        y1 = Y[i, 1] if k > 1 else 0.0
+        y2 = Y[i, 2] if k > 2 else 0.0
+        lz = log_z[i] if per_row else log_z[0]
+        acc = 0.0
+        for e in range(indptr[i], indptr[i + 1]):
+            if data[e] == 0.0:
+                continue
+            j = indices[e]
+            e0 = y0 - Y[j, 0]
+            e1 = y1 - Y[j, 1] if k > 1 else 0.0
+            e2 = y2 - Y[j, 2] if k > 2 else 0.0
+            s = beta[i] if own else beta[j]
+            x = s * (e0 * e0 + e1 * e1 + e2 * e2)
+            lq = log_weight(code, kp, x, 0.0) - lz
+            if clamp and lq < log_eps:
+                lq = log_eps
+            acc += data[e] * lq
+        cross[i] = acc

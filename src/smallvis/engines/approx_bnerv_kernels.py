@@ -1,0 +1,115 @@
+"""Numba kernels of bnerv's stored pairs on Barnes-Hut (:mod:`.approx_bnerv`; compiled on first
+use and cached on disk): NeRV's stored-pair differences (:mod:`.approx_nerv_kernels`) with the
+row's output precision, ``log q_ij = -beta_i d2_ij - log N_i``, and each stiffness times its
+row's ``beta``. Rows are independent (each row writes only its own outputs), so the results do not
+depend on the number of threads. Coordinates are at most three, held in registers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import prange
+
+from .._util.jit import njit
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def stored_sums(indptr, indices, data, Y, beta, f, log_norm, eps, rev, fwd):
+    """Per row ``i`` over its stored entries (``p = max(f P_ij, eps)``, ``log q = -beta_i d2 -
+    log N_i``, ``qf = max(q, eps)``): ``rev[i] = sum qf log(qf / p) - q log(q / eps)`` and
+    ``fwd[i] = sum p log(p / qf) - eps log(eps / q)``."""
+    n, k = Y.shape
+    log_eps = math.log(eps)
+    for i in prange(n):
+        y0 = Y[i, 0]
+        y1 = Y[i, 1] if k > 1 else 0.0
+        y2 = Y[i, 2] if k > 2 else 0.0
+        r = 0.0
+        w = 0.0
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            e0 = y0 - Y[j, 0]
+            e1 = y1 - Y[j, 1] if k > 1 else 0.0
+            e2 = y2 - Y[j, 2] if k > 2 else 0.0
+            lq = -beta[i] * (e0 * e0 + e1 * e1 + e2 * e2) - log_norm[i]
+            q = math.exp(lq)
+            lqf = lq if lq > log_eps else log_eps
+            qf = math.exp(lqf)
+            p = f * data[e]
+            if p < eps:
+                p = eps
+            lp = math.log(p)
+            r += qf * (lqf - lp) - q * (lq - log_eps)
+            w += p * (lp - lqf) - eps * (log_eps - lq)
+        rev[i] = r
+        fwd[i] = w
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def stored_forces(indptr, indices, data, Y, beta, f, log_norm, shift, lam, eps, owner_is_row, F):
+    """``F[i] = sum_j beta_o dk_oj (y_i - y_j)`` over the stored entries of row ``i``: NeRV's
+    stored-pair stiffness less the one the all-pairs sums count
+    (:func:`.approx_nerv_kernels.stored_forces`) with ``log q = -beta_o d2 - log N_o``, of the
+    pair's owner row ``o`` (``i`` when ``owner_is_row``, else ``j``: the matrix is then P's
+    transpose)."""
+    n, k = Y.shape
+    log_eps = math.log(eps)
+    for i in prange(n):
+        y0 = Y[i, 0]
+        y1 = Y[i, 1] if k > 1 else 0.0
+        y2 = Y[i, 2] if k > 2 else 0.0
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            o = np.int64(i) if owner_is_row else np.int64(j)  # one integer type
+            e0 = y0 - Y[j, 0]
+            e1 = y1 - Y[j, 1] if k > 1 else 0.0
+            e2 = y2 - Y[j, 2] if k > 2 else 0.0
+            lq = -beta[o] * (e0 * e0 + e1 * e1 + e2 * e2) - log_norm[o]
+            q = math.exp(lq)
+            lqf = lq if lq > log_eps else log_eps
+            qf = math.exp(lqf)
+            p = f * data[e]
+            if p < eps:
+                p = eps
+            s = shift[o]
+            dk = (lam * (p - qf) + (1.0 - lam) * qf * (math.log(p) - lqf + s)
+                  - (lam * (eps - q) + (1.0 - lam) * q * (log_eps - lq + s))) * beta[o]
+            a0 += dk * e0
+            a1 += dk * e1
+            a2 += dk * e2
+        F[i, 0] = a0
+        if k > 1:
+            F[i, 1] = a1
+        if k > 2:
+            F[i, 2] = a2
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def stored_logsumexp(indptr, indices, Y, beta, out):
+    """``out[i] = log sum_j exp(-beta_i d2_ij)`` over the stored entries of row ``i`` (-inf:
+    none)."""
+    n, k = Y.shape
+    for i in prange(n):
+        top = -math.inf
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            d2 = 0.0
+            for d in range(k):
+                diff = Y[i, d] - Y[j, d]
+                d2 += diff * diff
+            if -beta[i] * d2 > top:
+                top = -beta[i] * d2
+        total = 0.0
+        for e in range(indptr[i], indptr[i + 1]):
+            j = indices[e]
+            d2 = 0.0
+            for d in range(k):
+                diff = Y[i, d] - Y[j, d]
+                d2 += diff * diff
+            total += math.exp(-beta[i] * d2 - top)
+        out[i] = top + math.log(total) if total > 0.0 else -math.inf

@@ -2,7 +2,8 @@
 compiled in memory (a read-only install), and whatever the number of threads (issue 17).
 
 The kernels compile in subprocesses with their own cache folder, so this test pays two full
-compilations (fresh, read-only) and one cache load: it is marked slow.
+compilations (fresh, read-only) and one cache load: it is marked slow. The two compilations run at
+the same time (each is single-threaded; on two cores the test takes about two thirds as long).
 """
 
 import json
@@ -47,15 +48,23 @@ print(json.dumps(out))
 NOWHERE = "/proc/smallvis-no-such-folder"  # cannot be created, even by root
 
 
-def _run(cache_dir, path=SRC, home=None):
+def _start(logs, cache_dir, path=SRC, home=None):
+    """The script in a subprocess, its output in files named ``logs`` + .out/.err (started, not
+    waited for: see :func:`_finish`)."""
     env = {**os.environ, "PYTHONPATH": f"{path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
            "NUMBA_CACHE_DIR": str(cache_dir), "NUMBA_NUM_THREADS": "2"}
     if home is not None:
         env.update(HOME=home, XDG_CACHE_HOME=home)
-    out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env,
-                         timeout=1800)
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1]), out.stderr
+    with open(f"{logs}.out", "w") as out, open(f"{logs}.err", "w") as err:
+        return subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=out, stderr=err, env=env)
+
+
+def _finish(proc, logs):
+    """``(hashes, log)`` of the subprocess :func:`_start` started with ``logs``."""
+    proc.wait(timeout=1800)
+    stderr = pathlib.Path(f"{logs}.err").read_text()
+    assert proc.returncode == 0, stderr[-3000:]
+    return json.loads(pathlib.Path(f"{logs}.out").read_text().strip().splitlines()[-1]), stderr
 
 
 def _read_only_copy(folder):
@@ -70,10 +79,18 @@ def _read_only_copy(folder):
 @pytest.mark.slow
 def test_same_bits_fresh_cached_read_only_and_threads(tmp_path):
     cache = tmp_path / "numba-cache"
-    fresh, _ = _run(cache)
+    runs = [_start(tmp_path / "fresh", cache),
+            _start(tmp_path / "read-only", NOWHERE, path=_read_only_copy(tmp_path), home=NOWHERE)]
+    try:
+        fresh, _ = _finish(runs[0], tmp_path / "fresh")
+        read_only, log = _finish(runs[1], tmp_path / "read-only")
+    finally:
+        for proc in runs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
     assert list(cache.rglob("*.nbi")), "the fresh run should have filled the cache"
-    cached, _ = _run(cache)
-    read_only, log = _run(NOWHERE, path=_read_only_copy(tmp_path), home=NOWHERE)
+    cached, _ = _finish(_start(tmp_path / "cached", cache), tmp_path / "cached")
     assert "numba cannot cache" in log  # really compiled in memory
     assert cached == fresh
     assert read_only == fresh

@@ -185,3 +185,27 @@ def test_a_huge_extent_caps_the_grid_and_says_so(caplog):
         eng.grid(100.0, 2)
     assert n_boxes * 3 <= MAX_NODES[2] and h > 0.01 and n_boxes * h == pytest.approx(100.0)
     assert sum("less accurate" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_requests_on_one_grid_answer_as_on_fresh_grids():
+    """The requests without charges share one forward transform: a sequence of requests, with and
+    without charges, on one set-up gives each the bits of its own fresh set-up."""
+    from smallvis.engines.approx_terms import Sums
+    from smallvis.engines.exact_kernels import kernel_params
+    from smallvis.engines.radial_kernels import W, W_LOG_W, WG
+
+    rng = np.random.default_rng(3)
+    Y = rng.normal(scale=3.0, size=(200, 2))
+    c = rng.uniform(0.5, 2.0, 200)
+    requests = [Sums(0, kernel_params(1.0), scalars=(W,)),
+                Sums(2, kernel_params(0.5), scalars=(W_LOG_W,), vectors=(WG,), charges=c),
+                Sums(0, kernel_params(1.0), scalars=(W, W_LOG_W), vectors=(WG,)),
+                Sums(1, kernel_params(1.0), vectors=(WG,), charges=2.0 * c)]
+    engine = FFTEngine()
+    shared = engine.radial(Y)
+    for req in requests:
+        Z, S, V = shared.sums(req)
+        Z0, S0, V0 = engine.radial(Y).sums(req)
+        assert Z == Z0
+        np.testing.assert_array_equal(S, S0)
+        np.testing.assert_array_equal(V, V0)

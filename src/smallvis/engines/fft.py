@@ -233,7 +233,8 @@ class GridSums:
     sum ``S_i = sum_{j != i} c_j phi(d2_ij)`` is the interpolated potential of ``phi`` less the
     point's own interpolated ``c_i phi`` (:func:`.fft_kernels.self_weights`); a vector sum is
     ``y_i Phi_i - Phi^y_i`` of the potentials of the charges ``c`` and ``c y``. A ``floor`` is
-    applied to the sampled ``WG`` once ``Z`` is known (one spectrum, no extra transform)."""
+    applied to the sampled ``WG`` once ``Z`` is known (one spectrum, no extra transform). The
+    requests without charges share one forward transform (the first one's)."""
 
     def __init__(self, engine: FFTEngine, Y: np.ndarray):
         from . import fft_kernels as kern
@@ -256,6 +257,7 @@ class GridSums:
         self.order = np.empty(n, dtype=np.int64)
         kern.sort_by_column(self.cell[:, 0], self.n_boxes, self.start, self.order)
         self.Yc = Y - (lo + 0.5 * self.n_boxes * self.h)
+        self._uncharged = None  # the spectra of the charges 1 and y (the first request's)
 
     def _samples(self, fn, req, floor=0.0):
         """The spectrum of ``fn`` on the node grid and its samples on one quadrant."""
@@ -283,10 +285,14 @@ class GridSums:
         p, L = self.p, self.L
         N, M = self.n_boxes * p, 2 * L
         c = np.empty(0) if req.charges is None else np.ascontiguousarray(req.charges, dtype=float)
-        grid = np.zeros((1 + k,) + (N,) * (k - 1) + (M,))
-        (kern.spread_1d if k == 1 else kern.spread_2d)(self.order, self.start, self.cell, self.lw,
-                                                       self.Yc, grid, c)
-        F = _forward(grid, M, workers)
+        F = self._uncharged if req.charges is None else None
+        if F is None:
+            grid = np.zeros((1 + k,) + (N,) * (k - 1) + (M,))
+            (kern.spread_1d if k == 1 else kern.spread_2d)(self.order, self.start, self.cell,
+                                                           self.lw, self.Yc, grid, c)
+            F = _forward(grid, M, workers)
+            if req.charges is None:  # kept: the next request without charges transforms no grid
+                self._uncharged = F
         gather = kern.gather_channels_1d if k == 1 else kern.gather_channels_2d
         c2 = 1.0 if req.charges is None else c * c
 

@@ -281,7 +281,7 @@ def _row_elastic(div, prm, xrow, vrow, d2, kk, cc, m, want_cost, want_grad):
 @njit(cache=True, error_model="numpy")
 def _row_terms(div, wk, prm, xrow, x2row, d2, kk, k2, cc, m, want_cost, want_grad):
     if div >= AB_BASE:  # the AB-divergence's branches (.exact_ab_kernels)
-        return row_ab(div - AB_BASE, wk, prm, xrow, d2, kk, k2, cc, m)
+        return row_ab(div - AB_BASE, wk, prm, xrow, d2, kk, k2, cc, m, want_cost)
     if div == KL_REPULSION:
         return _row_kl_repulsion(wk, prm, d2, kk, m)
     if div == LARGEVIS:

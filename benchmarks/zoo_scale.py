@@ -3,6 +3,7 @@ before the first iteration (affinities, start, compile), peak memory and kNN@15.
 
     python benchmarks/zoo_scale.py                               # 5,000 / 20,000 / 70,000 points
     python benchmarks/zoo_scale.py --sizes 2000 --methods tsne,ee --iterations 10
+    python benchmarks/zoo_scale.py --sizes 70000 --engines fft --data blobs --knn-cache /tmp/zk
 
 Which engines serve a method comes from the catalog (``smallvis.list_methods()``); the dense engine
 runs only up to ``--dense-max`` points (its n x n matrices), and a run the memory guard refuses is
@@ -33,6 +34,7 @@ import numpy as np
 THREADS = 2
 DATASETS = ("blobs", "digits")
 MARK = "@@zoo "
+KNN_CACHE_K = 90  # 3 x perplexity 30: what every method on a sparse-P engine reads at most
 
 
 def load(name: str, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -58,8 +60,31 @@ def _peak_mb() -> float:
         return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
 
 
-def child(data: str, n: int, method: str, engine: str, iterations: int) -> dict:
-    """One run in this process: the row of the table."""
+def neighbours(data: str, n: int, folder: str) -> str:
+    """The file of the 90 nearest neighbours of ``data`` at size ``n`` in ``folder``, searched once
+    (``nearest_neighbors``' automatic choice) and reused by every run of ``--knn-cache``."""
+    path = os.path.join(folder, f"knn_{data}_{n}.npz")
+    if not os.path.exists(path):
+        from smallvis.io.neighbors import nearest_neighbors
+
+        idx, dist = nearest_neighbors(load(data, n)[0], KNN_CACHE_K, random_state=0)
+        np.savez(path, idx=idx, dist=dist)
+    return path
+
+
+def _knn15_from(graph_idx: np.ndarray, Y: np.ndarray) -> float:
+    """kNN@15 with the input neighbours taken from the cached graph (its first 15 columns)."""
+    from sklearn.neighbors import NearestNeighbors
+
+    out = NearestNeighbors(n_neighbors=16).fit(Y).kneighbors(Y, return_distance=False)[:, 1:]
+    inp = graph_idx[:, :15]
+    return float(np.mean([np.intersect1d(a, b).size / 15.0 for a, b in zip(inp, out)]))
+
+
+def child(data: str, n: int, method: str, engine: str, iterations: int,
+          knn_file: str | None = None) -> dict:
+    """One run in this process: the row of the table (with ``knn_file``, the input is that
+    neighbour graph: ``metric="precomputed"``)."""
     import warnings
 
     from smallvis import DivergenceError, smallvis
@@ -67,6 +92,10 @@ def child(data: str, n: int, method: str, engine: str, iterations: int) -> dict:
 
     warnings.simplefilter("ignore")
     X, _ = load(data, n)
+    graph = None
+    if knn_file:
+        with np.load(knn_file) as f:
+            graph = (f["idx"], f["dist"])
     marks = {}
 
     def callback(Y, it, cost):
@@ -74,9 +103,11 @@ def child(data: str, n: int, method: str, engine: str, iterations: int) -> dict:
 
     start = time.perf_counter()
     try:
-        res = smallvis(X, method=method, engine=engine, max_iter=iterations, tol=0,
-                       defaults="auto", n_threads=THREADS, random_state=1, ret_extra=True,
-                       epoch=iterations, epoch_callback=callback)  # one cost, at the end
+        res = smallvis(X if graph is None else graph, method=method, engine=engine,
+                       max_iter=iterations, tol=0, defaults="auto", n_threads=THREADS,
+                       random_state=1, ret_extra=True, epoch=iterations,
+                       epoch_callback=callback,  # one cost, at the end
+                       **({} if graph is None else {"metric": "precomputed"}))
     except (MemoryError, ValueError) as err:
         return {"status": f"refused: {err}"[:200], "peak_mb": round(_peak_mb())}
     except DivergenceError as err:  # the modern defaults' step size is too large here
@@ -87,7 +118,8 @@ def child(data: str, n: int, method: str, engine: str, iterations: int) -> dict:
     return {"status": "ok", "engine_used": res.engine, "iterations": res.iter,
             "per_iter_s": per_iter, "setup_s": first - start - res.compile_secs,
             "compile_s": res.compile_secs, "total_s": end - start,
-            "knn15": float(knn_preservation(X, res.Y, 15)), "peak_mb": round(_peak_mb()),
+            "knn15": (float(knn_preservation(X, res.Y, 15)) if graph is None
+                      else _knn15_from(graph[0], res.Y)), "peak_mb": round(_peak_mb()),
             "diverged": bool(res.diverged)}
 
 
@@ -116,6 +148,10 @@ def main(argv=None) -> int:
     ap.add_argument("--dense-max", type=int, default=5000)
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per run")
     ap.add_argument("--out", default="zoo_scale.json")
+    ap.add_argument("--knn-cache", default="",
+                    help="folder: search each dataset's 90 nearest neighbours once and give every "
+                         "run that graph (metric='precomputed'; PCA starts become the Laplacian "
+                         "eigenmap; kNN@15 against the graph's first 15)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -130,6 +166,9 @@ def main(argv=None) -> int:
     for data in args.data.split(","):
         for method, engine, n in plan(sizes, methods, engines, args.dense_max):
             spec = dict(data=data, n=n, method=method, engine=engine, iterations=args.iterations)
+            if args.knn_cache and engine != "dense":
+                os.makedirs(args.knn_cache, exist_ok=True)
+                spec["knn_file"] = neighbours(data, n, args.knn_cache)
             try:
                 proc = subprocess.run([sys.executable, __file__, "--child", json.dumps(spec)],
                                       capture_output=True, text=True, timeout=args.timeout, env=env)

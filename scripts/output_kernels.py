@@ -43,12 +43,15 @@ JIT = '@njit(cache=True, error_model="numpy")'
 # the scalar functions are inlined into the row loops (numba IR), so those loops vectorise
 JIT_INLINE = '@njit(cache=True, error_model="numpy", inline="always")'
 
-# ``x ** e`` in a declaration becomes ``power(x, e)``: NumPy's special cases of a scalar exponent
+# ``x ** e`` in a declaration becomes ``power(x, e)``: NumPy's special cases of a scalar exponent,
+# else vmath's ``pow1`` (not the C library's ``pow``: a loop calling it stays scalar). ``e`` is the
+# same for a whole loop: its branches cost nothing, and a special case skips the power.
 POWER = '''
 @njit(cache=True, error_model="numpy", inline="always")
 def power(x, e):
-    """``x ** e`` as NumPy computes it for a scalar exponent: its special cases (``e`` = 1, 2, 0.5,
-    -1: the value itself, a square, a square root, a reciprocal), else ``pow``."""
+    """``x ** e`` for a scalar exponent: NumPy's special cases (``e`` = 1, 2, 0.5, -1: the value
+    itself, a square, a square root, a reciprocal), else ``exp(e log x)`` (vmath's ``pow1``, a few
+    ulps; vectorisable)."""
     if e == 1.0:
         return x
     if e == 2.0:
@@ -57,7 +60,7 @@ def power(x, e):
         return math.sqrt(x)
     if e == -1.0:
         return 1.0 / x
-    return math.pow(x, e)
+    return pow1(x, e)
 '''
 
 
@@ -119,8 +122,7 @@ def render_functions(kernels) -> str:
     sources = [scalar_source(f) for d in decls for f in (d.weight, d.grad_factor, d.log_weight)]
     used = sorted({name for name in SUBSTITUTIONS.values() if name != "max"
                    if any(re.search(rf"\b{name}\(", src) for src in sources)})
-    if used:
-        out.append(_import(".._util.vmath", used))
+    out.append(_import(".._util.vmath", used + ["pow1"]))  # pow1: the power() below
     out += ["", "# the kernel codes (FusedForm.kernel)"]
     out += [f"{constant(d)} = {d.code}" for d in decls]
     out += ["# slots of the kernel parameter vector ``kp``",

@@ -108,7 +108,13 @@ def test_memory_decides_when_the_dense_matrices_do_not_fit(monkeypatch):
     knn_tsne = build_method(("tsne", {"inp_kernel": "knn"}), perplexity=10)
     unfused = build_method(("rklsne", {"symmetrize": "none"}))
     assert choose_engine(unfused, 500, 2, ALL)[0] == "dense"  # the guard will refuse
-    assert choose_engine(build_method("sammon"), 500, 2, ALL)[0] == "exact"  # R alone fits
+    assert choose_engine(build_method("tsne"), 500, 2, ALL)[0] == "exact"  # P's 1.4 arrays fit
+    mmds_engine, why = choose_engine(build_method("mmds"), 500, 2, ALL)  # R's 2.2 fit
+    assert mmds_engine == "exact" and "2.2" in why
+    # sammon's R and its weights (3.6 arrays at its peak) do not: sampled pairs instead of an
+    # out-of-memory kill halfway through
+    assert choose_engine(build_method("sammon"), 500, 2, ALL)[0] == "sgd"
+    assert choose_engine(build_method("ee"), 500, 2, ALL)[0] == "sgd"
     assert choose_engine(knn_tsne, 500, 2, ALL)[0] == "exact"  # sparse P fits
     monkeypatch.setattr(auto, "available_memory", lambda: 8 * 2000**2 // 2)
     assert choose_engine(knn_tsne, 2000, 2, ALL)[0] == "exact"

@@ -104,3 +104,30 @@ def test_the_forward_graph_is_the_listed_neighbours(clumps):
     assert len(pairs) == len(indices) and all((j, i) in pairs for i, j in pairs)
     idx, _ = graph_neighbors(X, Q, graph, 15, graph=search_graph(graph, reverse=False))
     assert recall(idx, query_neighbors(Q, X, 15)[0]) >= 0.9
+
+
+def test_a_model_builds_its_search_index_once_and_does_not_pickle_it(clumps, monkeypatch):
+    """Repeated transforms of one model reuse the walk's graph and trees; a pickled model drops
+    them (rebuilt on first use) and finds the same neighbours."""
+    import pickle
+
+    from smallvis.api.transform import new_neighbors
+    from smallvis.io import graph_query
+
+    X, Q, graph = clumps
+    dist = np.ones(graph.shape)  # (not read by the search)
+    model = _model(len(X), 15, engine=("sgd", {"knn": "nndescent"}))
+    model.X, model.neighbors = X, (graph, dist)
+    calls = []
+    real = graph_query.search_trees
+    monkeypatch.setattr(graph_query, "search_trees", lambda *a, **k: calls.append(1) or real(*a, **k))
+    first = new_neighbors(model, Q)
+    second = new_neighbors(model, Q)
+    assert len(calls) == 1
+    np.testing.assert_array_equal(first[0][0], second[0][0])
+    loaded = pickle.loads(pickle.dumps(model))
+    assert loaded._search == {} and model._search
+    third = new_neighbors(loaded, Q)
+    assert len(calls) == 2
+    np.testing.assert_array_equal(first[0][0], third[0][0])
+    np.testing.assert_array_equal(first[1], third[1])

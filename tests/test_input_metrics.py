@@ -417,3 +417,21 @@ def test_sgd_stress_refuses_what_its_kernels_cannot_read():
         smallvis(X, method="mmds", engine="sgd", metric="manhattan", max_iter=5)
     with pytest.raises(ValueError, match="callable metric"):
         smallvis(X.toarray(), method="mmds", engine="sgd", metric=lambda a, b: 1.0, max_iter=5)
+
+
+def test_braycurtis_between_zero_rows_is_zero():
+    """Two all-zero rows (0 / 0 for scipy: NaN) are at distance 0 under braycurtis in every path:
+    the distance matrix, the paired distances and the sampling kernels; a zero row is at 1 from
+    the others. (Before: NaN rows, and their perplexity calibrations failed.)"""
+    from smallvis.engines.sgd_pair_kernels import distance_row_means
+    from smallvis.io.metric import kernel_rows
+
+    X = np.abs(np.random.default_rng(2).normal(size=(12, 4)))
+    X[[0, 5]] = 0.0
+    m = resolve_metric("braycurtis")
+    D = m.pairwise(X, X)
+    assert np.isfinite(D).all() and D[0, 5] == 0.0 and D[0, 0] == 0.0 and D[0, 1] == 1.0
+    np.testing.assert_array_equal(m.paired(X, [0, 0, 1], [5, 0, 0]), [0.0, 0.0, 1.0])
+    rows, code, p = kernel_rows(m, X)
+    means = distance_row_means(rows, np.int64(code), p, 0, np.uint64(0))
+    np.testing.assert_allclose(means, D.sum(axis=1) / 11, rtol=1e-12)

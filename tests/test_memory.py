@@ -98,7 +98,8 @@ def test_ulimit_v_refuses_the_run_up_front(tmp_path):
     assert "address-space limit (ulimit -v 1.5 GiB" in done.stderr
 
 
-@pytest.mark.parametrize("method, most", [("tsne", 2.0), ("ee", 4.0), ("tee", 4.0), ("gsne", 4.0)])
+@pytest.mark.parametrize("method, most", [("tsne", 2.0), ("ee", 4.0), ("tee", 4.0), ("gsne", 4.0),
+                                          ("gmmds", 4.5)])
 def test_exact_runs_keep_few_square_matrices(method, most):
     """Peak traced memory of an exact-engine fit, in (n, n) float64 matrices: P, and for ee, tee
     and gsne their second input matrix, plus the calibration's blocks. Before: tsne 2.5 (its
@@ -118,3 +119,26 @@ def test_exact_runs_keep_few_square_matrices(method, most):
     finally:
         tracemalloc.stop()
     assert peak / (8.0 * n * n) < most
+    # the memory guard's count for the method (Method.exact_matrices) is not below it
+    from smallvis.methods import build_method
+
+    assert peak / (8.0 * n * n) < 1.05 * build_method(method).exact_matrices
+
+
+def test_the_exact_guard_counts_each_methods_own_matrices(monkeypatch):
+    """ee keeps ~3 (n, n) arrays (P, its repulsion weights, the calibration's blocks): a budget that
+    fits tsne's P is refused for ee up front, with the count in the message, not by the kernel's
+    out-of-memory killer halfway through the affinities."""
+    import smallvis.engines.dense as dense_module
+    from smallvis.engines.exact import ExactEngine
+    from smallvis.methods import build_method
+
+    n = 10_000
+    monkeypatch.setattr(dense_module, "available_memory", lambda: int(2.2 * 8 * n * n))
+    engine = ExactEngine()
+    engine.plan(build_method("tsne"))
+    engine.check(n)  # 1.4 matrices fit in 0.8 x 2.2
+    engine.plan(build_method("ee"))
+    with pytest.raises(MemoryError, match=r"exact engine needs about .* \(3\.2 n x n float64 "
+                                          r"matrices at its peak\)"):
+        engine.check(n)

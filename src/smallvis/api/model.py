@@ -47,14 +47,34 @@ class Model:
     # engines): a transform reuses these rows and calibrates only the new points' (None: models
     # saved before, or runs without them, calibrate every row again)
     kernel_rows: object = None
+    # the walk's search structures over the fitted points (io.graph_query), made by the first
+    # transform that walks the graph and kept for the next ones in this process (not pickled:
+    # rebuilt after loading, which is cheaper than storing the graph)
+    _search: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def n(self) -> int:
         return self.X.shape[0]
 
+    def search_index(self, reverse: bool):
+        """``(graph, trees)`` of :func:`smallvis.io.graph_query.graph_neighbors` over the fitted
+        points (the graph with or without its reverse edges), made once per model and process."""
+        from ..io.graph_query import search_graph, search_trees
+
+        if reverse not in self._search:
+            self._search[reverse] = search_graph(self.neighbors[0], reverse=reverse)
+        if "trees" not in self._search:
+            self._search["trees"] = search_trees(self.X)
+        return self._search[reverse], self._search["trees"]
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_search"] = {}
+        return state
+
     def __setstate__(self, state):
         check_saved_version(state.get("version"), "transform model")
-        self.__dict__.update(state)
+        self.__dict__.update({"_search": {}, **state})
 
 
 def build_model(X_raw, data, config: RunConfig, result, state=None) -> Model:

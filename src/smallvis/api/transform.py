@@ -179,12 +179,11 @@ def new_neighbors(model: Model, Xn, joint: bool = False):
     if walks_graph(model, Xn, k_fit):
         from ..io.graph_query import graph_neighbors
 
-        from ..io.graph_query import search_graph
-
         # umap's few neighbours need the reverse edges to leave a tight clump; t-SNE's many do not,
         # and half the edges halve the walk's distances
-        graph = search_graph(model.neighbors[0], reverse=k_fit <= GRAPH_REVERSE_K)
-        i_fit, d_fit = graph_neighbors(model.X, Xn, model.neighbors[0], k_fit, graph=graph)
+        graph, trees = model.search_index(reverse=k_fit <= GRAPH_REVERSE_K)
+        i_fit, d_fit = graph_neighbors(model.X, Xn, model.neighbors[0], k_fit, graph=graph,
+                                       trees=trees)
     else:
         d_fit, i_fit = _search(model, Xn, model.X, k_fit)
     nearest = i_fit[:, :k_start]

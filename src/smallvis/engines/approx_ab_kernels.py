@@ -56,8 +56,8 @@ def ab_stored(indptr, indices, data, Y, branch, wk, prm, cc, ds, F_out):
                 d2[e] = s
                 d2b[e] = s
                 x[e] = 0.0 if j == i else data[lo + e]
-            s1 = row_ab(branch, wk, prm, x, d2, kk1, k2, cc1, m)
-            s0 = row_ab(branch, wk, prm, zero, d2b, kk0, k2, cc0, m)
+            s1 = row_ab(branch, wk, prm, x, d2, kk1, k2, cc1, m, True)
+            s0 = row_ab(branch, wk, prm, zero, d2b, kk0, k2, cc0, m, True)
             c = 0.0
             a0 = 0.0
             a1 = 0.0

@@ -16,7 +16,8 @@ numbers) while that is practical:
 3. Otherwise ``exact`` (fused kernels, same numbers as dense) from ``AUTO_EXACT_N`` points for the
    methods it serves natively, ``dense`` below (no compilation: small runs start at once) and for the
    rest.
-4. When the dense engine's matrices would not fit in memory, ``exact`` (P alone, or a sparse P) is
+4. When the dense engine's matrices would not fit in memory, ``exact`` (its own peak arrays,
+   ``Method.exact_matrices``: P and the calibration's blocks, or a sparse P) is
    tried, then the approximate engines, then ``sgd``; if nothing fits, ``dense``, whose memory guard
    explains what to do.
 
@@ -36,7 +37,7 @@ AUTO_APPROX_N = 10_000  # above this many points: an approximate engine where on
 _APPROX_BY_DIM = {1: ("fft", "bh"), 2: ("fft", "bh"), 3: ("bh",)}
 
 
-def _fits(n: int, matrices: int) -> bool:
+def _fits(n: int, matrices: float) -> bool:
     budget = available_memory()
     return budget is None or matrices * 8 * n * n <= 0.8 * budget
 
@@ -63,23 +64,25 @@ def choose_engine(method, n: int, k: int, engines) -> tuple[str, str]:
     if stochastic and plan.auto:  # sgd at scale (rule 2); bh and fft only when asked for
         approx = None
     fused = "exact" in native
+    own = float(getattr(method, "exact_matrices", 1))  # the exact engine's peak (n, n) arrays
     if approx and n > AUTO_APPROX_N:
         return approx, (f"{n} points > {AUTO_APPROX_N} and method {method.name} has a sparse "
                         f"approximate version for {k}-D output")
     if stochastic and plan.auto and n > AUTO_SGD_N:
         return "sgd", (f"{n} points > {AUTO_SGD_N} and method {method.name} has a stochastic "
                        f"version")
-    if fused and n >= AUTO_EXACT_N and (_fits(n, 1) or _sparse_p(method)):
+    if fused and n >= AUTO_EXACT_N and (_fits(n, own) or _sparse_p(method)):
         return "exact", f"{n} points >= {AUTO_EXACT_N}: fused exact kernels"
     if _fits(n, DENSE_MATRICES):
         why = "few points" if n < AUTO_EXACT_N else f"method {method.name} has no fused kernels"
         return "dense", f"{n} points, {why}"
     if fused and _sparse_p(method):
         return "exact", "the dense engine's matrices would not fit in memory; a sparse P does"
-    if fused and _fits(n, 1):
-        return "exact", "the dense engine's matrices would not fit in memory; P alone does"
+    if fused and _fits(n, own):
+        return "exact", (f"the dense engine's matrices would not fit in memory; the exact "
+                         f"engine's {own:g} do")
     if approx:
-        return approx, "not even P would fit in memory as an n x n matrix: sparse P"
+        return approx, "the exact engine's n x n arrays would not fit in memory: sparse P"
     if stochastic:
         return "sgd", "the dense matrices would not fit in memory: sparse P"
     return "dense", "nothing smaller serves this method (the memory guard decides)"

@@ -26,16 +26,16 @@ def available_memory():
     return budget()
 
 
-def check_memory(n: int, matrices: int, engine: str, budget: int | None = None) -> None:
+def check_memory(n: int, matrices: float, engine: str, budget: int | None = None) -> None:
     """Refuse, before allocating anything, a run whose ``matrices`` (n, n) float64 arrays cannot fit
     in memory."""
     from .._util.memory import describe, gib
 
-    need = matrices * 8 * n * n
+    need = int(matrices * 8 * n * n)
     budget = available_memory() if budget is None else budget
     if budget is not None and need > 0.8 * budget:
         what = "P, an n x n float64 matrix" if matrices == 1 else \
-            f"{matrices} n x n float64 matrices"
+            f"{matrices:g} n x n float64 matrices at its peak"
         raise MemoryError(
             f"the {engine} engine needs about {gib(need)} for {n} points ({what}) but "
             f"{describe(budget)}. Keep P sparse instead: engine='fft' or "

@@ -52,7 +52,9 @@ from .._util.parallel import fit_threads
 from . import exact_transpose
 from .dense import DenseEngine, check_dense_memory, check_memory
 
-# (n, n) float64 matrices the fused evaluation keeps alive: the input (P or R) only
+# (n, n) float64 matrices the fused evaluation keeps alive at the least: the input (P or R); a
+# method's own peak (its ``exact_matrices``: calibration blocks, second input matrices) is what the
+# engine's guard checks
 EXACT_MATRICES = 1
 
 # input kernels whose P is built sparse (those present in smallvis.affinity.INPUT_KERNELS)
@@ -64,9 +66,10 @@ _DENSE_EXTRAS = frozenset({"adegin", "adegout", "adegc", "pdeg"})
 _PLAN_KEY = "_exact_engine_plan"
 
 
-def check_exact_memory(n: int, budget: int | None = None) -> None:
-    """Refuse, before allocating anything, a run whose P alone cannot fit in memory."""
-    check_memory(n, EXACT_MATRICES, "exact", budget)
+def check_exact_memory(n: int, budget: int | None = None, matrices: float = EXACT_MATRICES) -> None:
+    """Refuse, before allocating anything, a run whose ``matrices`` (n, n) float64 arrays (P alone
+    by default; a method's ``exact_matrices``) cannot fit in memory."""
+    check_memory(n, matrices, "exact", budget)
 
 
 def native_form(method, state=None):
@@ -129,18 +132,21 @@ class ExactEngine:
         self._dense = DenseEngine()
         self._ws = None
         self._sparse_p = False
+        self._matrices = EXACT_MATRICES
         self._sparse_kl = None
 
     # -- set-up ---------------------------------------------------------------------------------
     def plan(self, method) -> None:
-        """Note whether ``method``'s P will be sparse (for :meth:`check`). Refuses nothing: what the
-        fused kernels do not serve is evaluated by the dense engine."""
+        """Note whether ``method``'s P will be sparse and its peak (n, n) arrays (for
+        :meth:`check`). Refuses nothing: what the fused kernels do not serve is evaluated by the
+        dense engine."""
         self._sparse_p = sparse_input(method)
+        self._matrices = float(getattr(method, "exact_matrices", EXACT_MATRICES))
 
     def check(self, n: int) -> None:
-        """Refuse a run whose (n, n) input matrix cannot fit (nothing to refuse with sparse P)."""
+        """Refuse a run whose (n, n) arrays cannot fit (nothing to refuse with sparse P)."""
         if not self._sparse_p:
-            check_exact_memory(n)
+            check_exact_memory(n, matrices=self._matrices)
 
     def prepare(self, method, data, *, extras=frozenset(), rng=None):
         """The method's input affinities: sparse, from exact neighbours, when

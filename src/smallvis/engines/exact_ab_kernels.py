@@ -22,6 +22,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
+from .._util.vmath import exp1, log1
 from .output_kernel_functions import GAUSSIAN_KERNEL, power
 
 # divergence codes of .exact_pair_kernels.pair_pass: AB_BASE + branch
@@ -43,25 +44,34 @@ def _pow_part(q, x, split):
 
 
 @njit(cache=True, error_model="numpy")
-def row_ab(branch, wk, prm, xrow, d2, kk, k2, cc, m):
-    """One row's pairs: ``kk = c g A``, ``k2 = g q``, ``cc`` the Y-dependent cost term, and the
-    row's share of ``S`` (returned; ``d2`` is overwritten by its terms). ``wk``: the output weight
-    (:data:`.exact_kernels.T_KERNEL` or ``GAUSSIAN_KERNEL``)."""
+def _row_q(gauss, inv_z, eps, d2, g, q, m):
+    """``q[j]`` (the Gaussian floored at ``eps``, or the Student-t) and the kernel's ``g[j]``."""
+    if gauss:
+        for j in range(m):
+            v = exp1(-d2[j]) * inv_z
+            q[j] = eps if v < eps else v
+            g[j] = 1.0
+    else:
+        for j in range(m):
+            w = 1.0 / (1.0 + d2[j])
+            g[j] = w
+            q[j] = w * inv_z
+
+
+@njit(cache=True, error_model="numpy")
+def row_ab(branch, wk, prm, xrow, d2, kk, k2, cc, m, want_cost):
+    """One row's pairs: ``kk = c g A``, ``k2 = g q``, ``cc`` the Y-dependent cost term (with
+    ``want_cost``), and the row's share of ``S`` (returned; ``d2`` is overwritten by its terms).
+    ``wk``: the output weight (:data:`.exact_kernels.T_KERNEL` or ``GAUSSIAN_KERNEL``). ``q`` and
+    ``g`` first (in ``k2`` and ``kk``), then one loop per branch: no branch inside a loop, so
+    the loops vectorise."""
     f, eps, inv_z = prm[F], prm[EPS], prm[INV_Z]
     a, b, lam = prm[ALPHA], prm[BETA], prm[LAM]
     ob, ol, floor = prm[OB], prm[OL], prm[FLOOR] != 0.0
-    gauss = wk == GAUSSIAN_KERNEL
-    for j in range(m):
-        if gauss:
-            q = math.exp(-d2[j]) * inv_z
-            if q < eps:
-                q = eps
-            g = 1.0
-        else:
-            g = 1.0 / (1.0 + d2[j])
-            q = g * inv_z
-        p = f * xrow[j]
-        if branch == GENERAL:  # c = Q^l / (a l) - P^a Q^b / (a b); A = P^a Q^b - Q^l
+    _row_q(wk == GAUSSIAN_KERNEL, inv_z, eps, d2, kk, k2, m)
+    if branch == GENERAL:  # c = Q^l / (a l) - P^a Q^b / (a b); A = P^a Q^b - Q^l
+        for j in range(m):
+            g, q, p = kk[j], k2[j], f * xrow[j]
             pp = max(p, eps) if floor else p
             pa = power(pp, a)
             mb = _pow_part(q, b, ob != 0.0)
@@ -73,40 +83,52 @@ def row_ab(branch, wk, prm, xrow, d2, kk, k2, cc, m):
                 A += pa
             if ol != 0.0:
                 A -= ol
-            s = A
-            scale = 4.0 / a
-        elif branch == BETA0:  # c = (Q^a - P^a log Q^a) / a^2; A = P^a - Q^a; S = sum P^a - sum Q^a
+            kk[j] = (4.0 / a) * g * A
+            k2[j] = g * q
+            d2[j] = A
+    elif branch == BETA0:  # c = (Q^a - P^a log Q^a) / a^2; A = P^a - Q^a; S = sum P^a - sum Q^a
+        for j in range(m):
+            g, q, p = kk[j], k2[j], f * xrow[j]
             pa = power(max(p, eps), a)
             qa = power(q, a)
-            cc[j] = (qa - pa * math.log(qa)) / (a * a)
-            A = pa - qa
-            s = qa
-            scale = 4.0 / a
-        elif branch == LAMBDA0:  # R = P^a / Q^a; c = (log Q^a + R) / a^2; A = R - 1
+            if want_cost:
+                cc[j] = (qa - pa * log1(qa)) / (a * a)
+            kk[j] = (4.0 / a) * g * (pa - qa)
+            k2[j] = g * q
+            d2[j] = qa
+    elif branch == LAMBDA0:  # R = P^a / Q^a; c = (log Q^a + R) / a^2; A = R - 1
+        for j in range(m):
+            g, q, p = kk[j], k2[j], f * xrow[j]
             pa = power(max(p, eps), a)
             qa = power(q, a)
             r = pa / qa if qa > 0.0 else pa
-            cc[j] = (math.log(qa) + r) / (a * a)
-            A = r - 1.0
-            s = r
-            scale = 4.0 / a
-        elif branch == ALPHA0:  # c = (Q^b log Q^b - Q^b log P^b - Q^b) / b^2; A = Q^b log(P^b/Q^b)
-            lpb = math.log(max(power(max(p, eps), b), eps))
+            if want_cost:
+                cc[j] = (log1(qa) + r) / (a * a)
+            kk[j] = (4.0 / a) * g * (r - 1.0)
+            k2[j] = g * q
+            d2[j] = r
+    elif branch == ALPHA0:  # c = (Q^b log Q^b - Q^b log P^b - Q^b) / b^2; A = Q^b log(P^b/Q^b)
+        for j in range(m):
+            g, q, p = kk[j], k2[j], f * xrow[j]
+            lpb = log1(max(power(max(p, eps), b), eps))
             qb = power(q, b)
-            qlq = qb * math.log(qb)
+            qlq = qb * log1(qb)
             qlp = qb * lpb
-            cc[j] = (qlq - qlp - qb) / (b * b)
             A = qlp - qlq
-            s = A
-            scale = 4.0 / b
-        else:  # log-Euclidean: A = log P - log Q; c = A^2 / 2
-            A = math.log(max(p, eps)) - math.log(q)
-            cc[j] = 0.5 * A * A
-            s = A
-            scale = 4.0
-        kk[j] = scale * g * A
-        k2[j] = g * q
-        d2[j] = s
+            if want_cost:
+                cc[j] = (qlq - qlp - qb) / (b * b)
+            kk[j] = (4.0 / b) * g * A
+            k2[j] = g * q
+            d2[j] = A
+    else:  # log-Euclidean: A = log P - log Q; c = A^2 / 2
+        for j in range(m):
+            g, q, p = kk[j], k2[j], f * xrow[j]
+            A = log1(max(p, eps)) - log1(q)
+            if want_cost:
+                cc[j] = 0.5 * A * A
+            kk[j] = 4.0 * g * A
+            k2[j] = g * q
+            d2[j] = A
     return pairwise_sum(d2, m)
 
 

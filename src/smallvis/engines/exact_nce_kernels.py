@@ -19,13 +19,12 @@ chunking of :mod:`.exact_kernels`), so the numbers do not depend on the number o
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
+from .._util.vmath import log1p1, pow1
 from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
 
 # slots of the parameter vector: the exaggeration, the curve's a and b
@@ -33,11 +32,14 @@ F, A, B = range(3)
 N_PARAMS = 3
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _logistic(r):
-    """``(sigma, 1 - sigma)`` of the logit ``log r`` (``r`` in [0, inf])."""
+    """``(sigma, 1 - sigma)`` of the logit ``log r`` (``r`` in [0, inf]); both forms computed and
+    one selected (no branch: the pair loops vectorise)."""
     om = 1.0 / (1.0 + r)
-    return (r * om if r <= 1.0 else 1.0 / (1.0 + 1.0 / r)), om
+    low = r * om
+    high = 1.0 / (1.0 + 1.0 / r)
+    return (low if r <= 1.0 else high), om
 
 
 @njit(cache=True, error_model="numpy")
@@ -47,11 +49,12 @@ def _row_curve(prm, d2, g, m, want_g):
     a, b = prm[A], prm[B]
     for j in range(m):
         x = max(d2[j], 0.0)
-        apb = a * math.pow(x, b)
+        apb = a * pow1(x, b)
         qhat = 1.0 / (1.0 + apb)
         d2[j] = qhat
         if want_g:
-            g[j] = b * apb * qhat / x if x > 0.0 else 0.0
+            gj = b * apb * qhat / x
+            g[j] = gj if x > 0.0 else 0.0
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
@@ -74,26 +77,21 @@ def nce_dq(Yt, P, ec, neg, prm, bounds, d2_scratch, g_scratch, fa_scratch, fb_sc
             prow = P[i, i + 1:]
             ci, si = ec[i], neg[i]
             ct, st = ec[i + 1:], neg[i + 1:]
-            for j in range(m):
+            for j in range(m):  # both directions computed, dead ones selected away: no branch
                 p = f * prow[j]
-                v1 = 0.0
-                v2 = 0.0
-                live_i = p != 0.0 or si != 0.0
-                if live_i:
-                    sig, om = _logistic(d2[j] * ci)
-                    v1 = p * om - si * sig
-                    v2 = (p + si) * sig * om
                 s = st[j]
-                if p != 0.0 or s != 0.0:
-                    if live_i and ct[j] == ci and s == si:  # the same both ways
-                        v1 += v1
-                        v2 += v2
-                    else:
-                        sig, om = _logistic(d2[j] * ct[j])
-                        v1 += p * om - s * sig
-                        v2 += (p + s) * sig * om
-                fa[j] = v1
-                fb[j] = v2
+                sig, om = _logistic(d2[j] * ci)
+                a1 = p * om - si * sig
+                a2 = (p + si) * sig * om
+                live_i = p != 0.0 or si != 0.0  # else ci may be inf (a row without noise)
+                v1 = a1 if live_i else 0.0
+                v2 = a2 if live_i else 0.0
+                sig, om = _logistic(d2[j] * ct[j])
+                b1 = p * om - s * sig
+                b2 = (p + s) * sig * om
+                live_j = p != 0.0 or s != 0.0
+                fa[j] = v1 + b1 if live_j else v1
+                fb[j] = v2 + b2 if live_j else v2
             s1 += pairwise_sum(fa, m)
             s2 += pairwise_sum(fb, m)
         part[c, 0] = s1
@@ -106,17 +104,18 @@ def nce_dq(Yt, P, ec, neg, prm, bounds, d2_scratch, g_scratch, fa_scratch, fb_sc
     return F_, dF
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _direction(p, s, r, want_cost):
     """One direction of a pair with ``e^t = r``: ``(dC/dQ term, cost)``, the cost
-    ``p softplus(-t) + s softplus(t)`` (its noise part only where ``s > 0``)."""
+    ``p softplus(-t) + s softplus(t)`` (its noise part only where ``s > 0``); no branch but the
+    loop-invariant ``want_cost``."""
     sig, om = _logistic(r)
     cost = 0.0
     if want_cost:
-        if p != 0.0:
-            cost = p * math.log1p(1.0 / r)
-        if s > 0.0:
-            cost += s * math.log1p(r)
+        data = p * log1p1(1.0 / r)
+        noise = s * log1p1(r)
+        cost = data if p != 0.0 else 0.0
+        cost = cost + noise if s > 0.0 else cost
     return p * om - s * sig, cost
 
 
@@ -142,24 +141,18 @@ def nce_terms(Yt, P, ec, neg, prm, bounds, want_cost, want_grad, d2_scratch, g_s
             cb = cbuf[c, i + 1:]
             ci, si = ec[i], neg[i]
             ct, st = ec[i + 1:], neg[i + 1:]
-            for j in range(m):
+            for j in range(m):  # both directions computed, dead ones selected away: no branch
                 p = f * prow[j]
-                fi = 0.0
-                costi = 0.0
-                fj = 0.0
-                costj = 0.0
-                live_i = p != 0.0 or si != 0.0
-                if live_i:
-                    fi, costi = _direction(p, si, d2[j] * ci, want_cost)
                 s = st[j]
-                if p != 0.0 or s != 0.0:
-                    if live_i and ct[j] == ci and s == si:  # the same both ways
-                        fj, costj = fi, costi
-                    else:
-                        fj, costj = _direction(p, s, d2[j] * ct[j], want_cost)
-                cc[j] = costi
+                ti, ui = _direction(p, si, d2[j] * ci, want_cost)
+                tj, uj = _direction(p, s, d2[j] * ct[j], want_cost)
+                live_i = p != 0.0 or si != 0.0  # else ci may be inf (a row without noise)
+                live_j = p != 0.0 or s != 0.0
+                fi = ti if live_i else 0.0
+                fj = tj if live_j else 0.0
+                cc[j] = ui if live_i else 0.0
                 if want_cost:
-                    cb[j] += costj
+                    cb[j] += uj if live_j else 0.0
                 kk[j] = 2.0 * g[j] * (fi + fj)
             if want_cost:
                 cbuf[c, i] += pairwise_sum(cc, m)

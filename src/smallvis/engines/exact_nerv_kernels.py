@@ -35,6 +35,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
+from .._util.vmath import exp1, log1, log1p1
 from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
 
 NERV, JSE = 0, 1
@@ -86,8 +87,8 @@ def shifted_exp_rows(Yt, beta, amax, bounds, d2_scratch, w_scratch, cbuf, out):
             cb = cbuf[c, i + 1:]
             for j in range(m):
                 bj = beta[i + 1 + j] if scaled else 1.0
-                w[j] = math.exp(-(bi * d2[j]) - ai)
-                cb[j] += math.exp(-(bj * d2[j]) - at[j])
+                w[j] = exp1(-(bi * d2[j]) - ai)
+                cb[j] += exp1(-(bj * d2[j]) - at[j])
             cbuf[c, i] += pairwise_sum(w, m)
     reduce_chunks(bounds, np.empty((0, 0, 0)), cbuf, False, True, np.empty((0, 0)), out)
 
@@ -104,7 +105,7 @@ def _row_log_q(d2, beta, scaled, logz, per_pair, log_eps, lq, q, m):
         if v < log_eps:
             v = log_eps
         lq[j] = v
-        q[j] = math.exp(v)
+        q[j] = exp1(v)
 
 
 @njit(cache=True, error_model="numpy")
@@ -116,33 +117,30 @@ def _row_log_ratio(div, w, f, eps, log_eps, prow, q, L, A, m, want_a):
             pc = f * prow[j]
             if pc < eps:
                 pc = eps
-            lj = math.log(pc) - L[j]
+            lj = log1(pc) - L[j]
             L[j] = lj
             if want_a:
                 A[j] = pc * lj
-    else:
+    else:  # every case computed and one selected: no branch, so the loop vectorises
         kappa = w
         for j in range(m):
             p = f * prow[j]
             qj = q[j]
             mj = kappa * p + (1.0 - kappa) * qj
             floored = mj < eps
-            if floored:
-                lj = L[j] - log_eps
-            else:
-                lj = -math.log1p(kappa * (p / qj - 1.0))
+            l_floored = L[j] - log_eps
+            l_mixed = -log1p1(kappa * (p / qj - 1.0))
+            lj = l_floored if floored else l_mixed
             L[j] = lj
             if want_a:
-                if p >= eps:
-                    if floored:
-                        lmp = log_eps - math.log(p)
-                    else:
-                        lmp = math.log1p((1.0 - kappa) * (qj / p - 1.0))
-                elif p > 0.0:
-                    lmp = math.log(max(mj, eps)) - math.log(p)
-                else:
-                    lmp = 0.0
-                A[j] = p * lmp
+                lp = log1(p)
+                big_floored = log_eps - lp
+                big_mixed = log1p1((1.0 - kappa) * (qj / p - 1.0))
+                small = log1(max(mj, eps)) - lp
+                big = big_floored if floored else big_mixed
+                lmp = big if p >= eps else small
+                a = p * lmp
+                A[j] = a if p > 0.0 else 0.0
 
 
 @njit(cache=True, error_model="numpy")

@@ -31,6 +31,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
+from .._util.vmath import log1, log1p1
 from .exact_ab_kernels import AB_BASE, row_ab
 from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
 
@@ -141,10 +142,11 @@ def _row_umap(wk, prm, xrow, d2, kk, cc, m, want_cost, want_grad):
 
 
 @njit(cache=True, error_model="numpy")
-def _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m):
+def _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m, want_cost):
     """The f-divergences and the normalised cross-entropy with ``w = 1/(1 + d2)``, ``q = w / Z``:
     ``k2 = q w`` and the pair's cost, its share of ``S`` and ``kk`` such that ``K = kk + c S k2``
-    (``c`` per divergence); ``d2`` is overwritten by the terms of ``S``."""
+    (``c`` per divergence); ``d2`` is overwritten by the terms of ``S``. The cross-entropy's and
+    JS's cost terms only with ``want_cost`` (the others' cost is a term of ``S``)."""
     f, eps, inv_z = prm[F], prm[EPS], prm[INV_Z]
     if div == NORMALISED_CE:
         # c = -(p log q + (1 - p) log(1 - q + eps)); C = (p - q) / (1 - q); S = sum C;
@@ -154,7 +156,8 @@ def _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m):
             q = w * inv_z
             p = f * xrow[j]
             cr = (p - q) / (1.0 - q)
-            cc[j] = -(p * math.log(q) + (1.0 - p) * math.log1p(-q + eps))
+            if want_cost:
+                cc[j] = -(p * log1(q) + (1.0 - p) * log1p1(-q + eps))
             d2[j] = cr
             kk[j] = 4.0 * w * cr
             k2[j] = q * w
@@ -163,7 +166,7 @@ def _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m):
             w = 1.0 / (1.0 + d2[j])
             q = w * inv_z
             qw = q * w
-            L = math.log(q / max(f * xrow[j], eps))
+            L = log1(q / max(f * xrow[j], eps))
             v = q * L
             cc[j] = v
             d2[j] = v
@@ -176,9 +179,10 @@ def _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m):
             qw = q * w
             p = f * xrow[j]
             mm = 0.5 * (p + q)
-            L = math.log(q / mm)
+            L = log1(q / mm)
             v = q * L
-            cc[j] = 0.5 * (v - p * math.log(mm))
+            if want_cost:
+                cc[j] = 0.5 * (v - p * log1(mm))
             d2[j] = v
             kk[j] = -2.0 * qw * L
             k2[j] = qw
@@ -281,7 +285,7 @@ def _row_elastic(div, prm, xrow, vrow, d2, kk, cc, m, want_cost, want_grad):
 @njit(cache=True, error_model="numpy")
 def _row_terms(div, wk, prm, xrow, x2row, d2, kk, k2, cc, m, want_cost, want_grad):
     if div >= AB_BASE:  # the AB-divergence's branches (.exact_ab_kernels)
-        return row_ab(div - AB_BASE, wk, prm, xrow, d2, kk, k2, cc, m)
+        return row_ab(div - AB_BASE, wk, prm, xrow, d2, kk, k2, cc, m, want_cost)
     if div == KL_REPULSION:
         return _row_kl_repulsion(wk, prm, d2, kk, m)
     if div == LARGEVIS:
@@ -289,7 +293,7 @@ def _row_terms(div, wk, prm, xrow, x2row, d2, kk, k2, cc, m, want_cost, want_gra
     if div == UMAP:
         return _row_umap(wk, prm, xrow, d2, kk, cc, m, want_cost, want_grad)
     if div <= HELLINGER or div == NORMALISED_CE:
-        return _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m)
+        return _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m, want_cost)
     if div <= SAMMON:
         return _row_distance(div, prm, xrow, d2, kk, cc, m)
     return _row_elastic(div, prm, xrow, x2row, d2, kk, cc, m, want_cost, want_grad)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from .._util.jit import njit
-from .._util.vmath import (exp1, log1, log1p1)
+from .._util.vmath import (exp1, log1, log1p1, pow1)
 
 # the kernel codes (FusedForm.kernel)
 T_KERNEL = 0
@@ -28,8 +28,9 @@ N_PARAMS = 5
 
 @njit(cache=True, error_model="numpy", inline="always")
 def power(x, e):
-    """``x ** e`` as NumPy computes it for a scalar exponent: its special cases (``e`` = 1, 2, 0.5,
-    -1: the value itself, a square, a square root, a reciprocal), else ``pow``."""
+    """``x ** e`` for a scalar exponent: NumPy's special cases (``e`` = 1, 2, 0.5, -1: the value
+    itself, a square, a square root, a reciprocal), else ``exp(e log x)`` (vmath's ``pow1``, a few
+    ulps; vectorisable)."""
     if e == 1.0:
         return x
     if e == 2.0:
@@ -38,7 +39,7 @@ def power(x, e):
         return math.sqrt(x)
     if e == -1.0:
         return 1.0 / x
-    return math.pow(x, e)
+    return pow1(x, e)
 
 
 @njit(cache=True, error_model="numpy", inline="always")

@@ -88,6 +88,8 @@ class Metric:
         D = cdist(A, B, metric=_SCIPY_NAME.get(self.name, self.name), **self.kwds)
         if self.name in _DIRECTIONAL:
             _fix_degenerate(D, _degenerate(A, self.name), _degenerate(B, self.name))
+        elif self.name == "braycurtis":  # 0 / 0 (two zero rows): 0, as the sampling kernels
+            D[np.isnan(D)] = 0.0
         return D
 
     def paired(self, X, a, b) -> np.ndarray:
@@ -311,8 +313,9 @@ def _paired_dense(name: str, kwds: dict, A: np.ndarray, B: np.ndarray) -> np.nda
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(total > 0, diff / total, 0.0).sum(axis=1)
     if name == "braycurtis":
+        total = np.abs(A + B).sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return diff.sum(axis=1) / np.abs(A + B).sum(axis=1)
+            return np.where(total > 0, diff.sum(axis=1) / total, 0.0)  # 0 / 0: 0
     raise ValueError(f"no paired distances for metric {name!r}")  # pragma: no cover (METRICS)
 
 

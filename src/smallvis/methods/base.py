@@ -255,6 +255,9 @@ class Method:
     name = "method"
     recipe: AffinityRecipe | None = None
     default_init = "rand"  # the init used when Y_init is not given (the original's for its methods)
+    # peak (n, n) float64 arrays of a fit on the exact engine with a dense input (traced, 1,200
+    # points): P and the calibration's blocks; the engine's memory guard reads it
+    exact_matrices = 1.4
 
     def __init__(self, *, recipe: AffinityRecipe | None = None, **params):
         if recipe is not None:

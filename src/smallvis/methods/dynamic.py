@@ -46,6 +46,8 @@ def unnormalised_affinities(state):
 class UnnormalisedTSNE(Method):
     """tsneu (``frozen_z=False``) and pstsne (``frozen_z=True``)."""
 
+    exact_matrices = 3.9  # P, V and its normalised copy (see Method)
+
     def __init__(self, *, frozen_z: bool, **params):
         super().__init__(**params)
         self.frozen_z = frozen_z

@@ -40,6 +40,8 @@ NOT_KL = "use engine='sgd' (edges and uniformly sampled pairs, O(n k) memory) or
 class ElasticEmbedding(Method):
     """EE with optional distance-weighted repulsion."""
 
+    exact_matrices = 3.2  # P, the input distances' repulsion weights, the calibration (see Method)
+
     def prepare(self, data, *, extras=frozenset()):
         state = super().prepare(data, extras=extras)
         if self.params["neg_weights"]:
@@ -82,6 +84,8 @@ class ElasticEmbedding(Method):
 
 class TEE(Method):
     """t-distributed elastic embedding: a lambda-weighted I-divergence with Student-t weights."""
+
+    exact_matrices = 3.3  # P, the un-normalised affinities V, the calibration (see Method)
 
     def prepare(self, data, *, extras=frozenset()):
         state = super().prepare(data, extras=extras)

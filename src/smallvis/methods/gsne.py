@@ -25,6 +25,8 @@ from .sne import KLEmbedding
 class GlobalSNE(KLEmbedding):
     """t-SNE's KL plus lambda times the KL between the global affinities and weights."""
 
+    exact_matrices = 3.2  # P and the global affinities (see Method)
+
     def prepare(self, data, *, extras=frozenset()):
         state = super().prepare(data, extras=extras)
         if data.gaussian_unsquared:

@@ -42,6 +42,8 @@ class DistanceEmbedding(Method):
     or replace :meth:`terms`. ``state.data["R"]`` holds the distances the cost matches.
     """
 
+    exact_matrices = 2.2  # the input distances R (see Method)
+
     recipe = None  # no P: the driver runs no exaggeration stages
     # the sgd engine's stress (SGD-MDS over sampled pairs, the target distance of a pair computed
     # from the input on the fly); None, with ``sgd_reason``, for a member it cannot run
@@ -124,6 +126,8 @@ class SStress(DistanceEmbedding):
     .. math:: C = \\sum_{i \\ne j} (R_{ij}^2 - D_{ij}^2)^2,\\quad K = -8 (R^2 - D^2)
     """
 
+    exact_matrices = 3.1  # R and its square (see Method)
+
     stress_kind = "smmds"
 
     def setup(self, data, state):
@@ -147,6 +151,8 @@ class Sammon(DistanceEmbedding):
             \\sum_{i \\ne j} \\frac{(R_{ij} - D_{ij})^2}{R_{ij} + \\epsilon},
         \\quad K = \\frac{-4 (R - D)}{\\sum R \\, (R \\circ D + \\epsilon)}
     """
+
+    exact_matrices = 3.6  # R and its weights (see Method)
 
     stress_kind = "sammon"
 
@@ -210,6 +216,8 @@ def original_knn(data: InputData, k: int) -> tuple[np.ndarray, np.ndarray]:
 class NeighbourMDS(DistanceEmbedding):
     """Base of the kNN-based members: ``k`` validated against n; ``perplexity()`` reports ``k``."""
 
+    exact_matrices = 3.8  # R and the neighbourhood graph's matrices (see Method)
+
     stress_kind = None
     sgd_reason = ("whether a pair may be dropped depends on the neighbourhood graph, not on the "
                   "pair's two input points, and the sgd engine does not look pairs up in it; use "
@@ -238,6 +246,8 @@ class GeodesicMDS(NeighbourMDS):
     Pairs in different components keep their Euclidean (or precomputed) distance. ``geo`` exports R;
     ``DX`` is the original input distances, as in the original (its gmmds exports no ``dx``).
     """
+
+    exact_matrices = 4.3  # R and the shortest paths (see Method)
 
     sgd_reason = ("its target distances are shortest paths on the kNN graph, known only after an "
                   "all-pairs search (an n x n matrix); use engine='exact', or mmds on engine='sgd'")
@@ -279,6 +289,8 @@ class BallMDS(DistanceEmbedding):
         \\quad m_{ij} = 0 \\text{ if } R_{ij} > r_{max}
         \\text{ and } D_{ij} > R_{ij} \\text{, else } 1
     """
+
+    exact_matrices = 3.6  # R and its weights (see Method)
 
     stress_kind = None
     sgd_reason = ("its radius r_max is a quantile of all n(n-1)/2 input distances, not known from the "

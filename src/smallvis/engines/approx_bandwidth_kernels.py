@@ -1,8 +1,8 @@
 """Numba kernels of the per-point output bandwidths on the Barnes-Hut engine
 (:mod:`.approx_bandwidth`; compiled on first use and cached on disk): the output kernel
-evaluated at ``beta d2`` with the precision ``beta`` of the query point (:func:`query_sums`) or
-of each source point (:func:`beta_nodes`, :func:`source_sums`), and the terms over the stored
-entries of a sparse P (:func:`stored_attraction`, :func:`stored_cross`).
+evaluated at ``beta d2`` with the precision ``beta`` of each source point (:func:`beta_nodes`,
+:func:`source_sums`; the query point's is :func:`.bh_kernels.radial_sums` with ``beta``), and
+the terms over the stored entries of a sparse P (:func:`stored_attraction`, :func:`stored_cross`).
 
 Every point's sums are sequential over the same preordered tree (:func:`.bh_kernels.preorder`) in
 the same order, and rows of P are independent, so the results do not depend on the number of
@@ -17,76 +17,7 @@ import numpy as np
 from numba import prange
 
 from .._util.jit import njit
-from .radial_kernels import grad_factor, log_weight, radial, radial_of, weight as radial_weight
-
-
-@njit(parallel=True, cache=True, error_model="numpy")
-def query_sums(Y, node, skip, order, theta, eps, tol, code, kp, beta, fs, fv, S, V):
-    """Barnes-Hut sums at the query point's precision: ``S[i, s] = sum_c N_c fs[s](beta_i d2)``
-    and ``V[i, v] = sum_c N_c fv[v](beta_i d2) (y_i - com_c)`` over the cells ``c`` the traversal
-    of :func:`.bh_kernels.radial_sums` summarises (the same cells, ``d2 = eps + |com_c - y_i|^2``;
-    at most two functions of each kind of :mod:`.radial_kernels`)."""
-    n, k = Y.shape
-    m = skip.shape[0]
-    ns, nv = fs.shape[0], fv.shape[0]
-    theta2 = theta * theta
-    for t in prange(n):
-        i = order[t]
-        b = beta[i]
-        y0 = Y[i, 0]
-        y1 = Y[i, 1] if k > 1 else 0.0
-        y2 = Y[i, 2] if k > 2 else 0.0
-        s0 = 0.0
-        s1 = 0.0
-        a0 = 0.0
-        a1 = 0.0
-        a2 = 0.0
-        b0 = 0.0
-        b1 = 0.0
-        b2 = 0.0
-        p = 0
-        while p < m:
-            nxt = skip[p]
-            rec = node[p]
-            e0 = y0 - rec[0]
-            e1 = y1 - rec[1] if k > 1 else 0.0
-            e2 = y2 - rec[2] if k > 2 else 0.0
-            d2 = eps + (e0 * e0 + e1 * e1 + e2 * e2)
-            if nxt == p + 1:
-                if abs(e0) < tol and abs(e1) < tol and abs(e2) < tol:
-                    p = nxt
-                    continue
-            elif not rec[k + 1] < theta2 * d2:
-                p += 1
-                continue
-            c = rec[k]
-            x = b * d2
-            w = radial_weight(code, kp, x)
-            if ns > 0:
-                s0 += c * radial_of(fs[0], code, kp, 0.0, x, w)
-            if ns > 1:
-                s1 += c * radial_of(fs[1], code, kp, 0.0, x, w)
-            if nv > 0:
-                f = c * radial_of(fv[0], code, kp, 0.0, x, w)
-                a0 += f * e0
-                a1 += f * e1
-                a2 += f * e2
-            if nv > 1:
-                f = c * radial_of(fv[1], code, kp, 0.0, x, w)
-                b0 += f * e0
-                b1 += f * e1
-                b2 += f * e2
-            p = nxt
-        if ns > 0:
-            S[i, 0] = s0
-        if ns > 1:
-            S[i, 1] = s1
-        for v in range(nv):
-            V[i, v, 0] = a0 if v == 0 else b0
-            if k > 1:
-                V[i, v, 1] = a1 if v == 0 else b1
-            if k > 2:
-                V[i, v, 2] = a2 if v == 0 else b2
+from .radial_kernels import grad_factor, log_weight, radial, weight as radial_weight
 
 
 @njit(cache=True, error_model="numpy")

@@ -51,14 +51,13 @@ class BandwidthTree:
     def query(self, code, kp, scalars=(), vectors=()):
         """``(S (n, scalars), V (n, vectors, k))``: ``sum_{j != i} fn(beta_i d2_ij)`` and times
         ``y_i - y_j``."""
-        from . import approx_bandwidth_kernels as kern
+        from .bh_kernels import radial_sums
 
         t = self.tree
         n, k = t.Y.shape
         S, V = np.empty((n, len(scalars))), np.empty((n, len(vectors), k))
-        kern.query_sums(t.Y, t.node, t.skip, t.order, t.theta, t.eps, t.tol, code, kp,
-                        self.beta, np.array(scalars, dtype=np.int64),
-                        np.array(vectors, dtype=np.int64), S, V)
+        radial_sums(t.Y, t.node, t.skip, t.order, t.theta, t.eps, t.tol, code, kp, 0.0, self.beta,
+                    np.array(scalars, dtype=np.int64), np.array(vectors, dtype=np.int64), S, V)
         return S, V
 
     def source(self, code, kp, fn, charges=None):

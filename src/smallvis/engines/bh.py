@@ -30,6 +30,7 @@ from ..methods.base import EPS
 from .approx import SparseKLEngine
 
 DIMENSIONS = (1, 2, 3)
+_NO_BETA = np.empty(0)  # radial_sums without per-point precisions
 
 
 def check_theta(theta) -> float:
@@ -185,7 +186,7 @@ class TreeSums:
         def run(fs, fv, floor):
             S, V = np.empty((n, len(fs))), np.empty((n, len(fv), k))
             kern.radial_sums(Y, node, self.skip, self.order, self.theta, self.eps, self.tol,
-                             req.code, req.kp, floor, np.array(fs, dtype=np.int64),
+                             req.code, req.kp, floor, _NO_BETA, np.array(fs, dtype=np.int64),
                              np.array(fv, dtype=np.int64), S, V)
             return S, V
 

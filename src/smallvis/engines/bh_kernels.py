@@ -345,20 +345,23 @@ def charge_nodes(Y, node, skip, order, c):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def radial_sums(Y, node, skip, order, theta, eps, tol, code, kp, floor, fs, fv, S, V):
+def radial_sums(Y, node, skip, order, theta, eps, tol, code, kp, floor, beta, fs, fv, S, V):
     """Barnes-Hut sums of radial functions (:mod:`.radial_kernels`) for every point ``i``, over the
     preordered tree as :func:`repulsion_sums` (the same cells are summarised and skipped):
     ``S[i, s] = sum_c N_c fs[s](d2)`` and ``V[i, v] = sum_c N_c fv[v](d2) (y_i - com_c)`` with
     ``N_c`` the node's count or charge (:func:`charge_nodes`), ``d2 = eps + |com_c - y_i|^2``; at
     most three scalar and two vector functions; ``kp``: the kernel's parameters (longer for the
     pair terms ``PAIR_*``: :func:`.approx_pair_kernels.pair_kp`; NCVis's ``NCE_*``, with UMAP's
-    curve: :func:`.approx_nce_kernels.nce_kp`), ``floor``: ``WG``'s. (numba's disk cache follows
+    curve: :func:`.approx_nce_kernels.nce_kp`), ``floor``: ``WG``'s; ``beta`` (n,): each query
+    point's precision, the functions then read ``beta_i d2`` (the per-point bandwidths of
+    :mod:`.approx_bandwidth`), or empty for none. (numba's disk cache follows
     this file, not :mod:`.radial_kernels`: edit this docstring when the radial functions change,
     or a development tree keeps the old ones.)"""
     n, k = Y.shape
     m = skip.shape[0]
     ns, nv = fs.shape[0], fv.shape[0]
     theta2 = theta * theta
+    scaled = beta.shape[0] > 0
     for t in prange(n):
         i = order[t]
         y0 = Y[i, 0]
@@ -389,20 +392,21 @@ def radial_sums(Y, node, skip, order, theta, eps, tol, code, kp, floor, fs, fv, 
                 p += 1
                 continue
             c = rec[k]
-            w = radial_weight(code, kp, d2)
+            x = beta[i] * d2 if scaled else d2
+            w = radial_weight(code, kp, x)
             if ns > 0:
-                s0 += c * radial_of(fs[0], code, kp, floor, d2, w)
+                s0 += c * radial_of(fs[0], code, kp, floor, x, w)
             if ns > 1:
-                s1 += c * radial_of(fs[1], code, kp, floor, d2, w)
+                s1 += c * radial_of(fs[1], code, kp, floor, x, w)
             if ns > 2:
-                s2 += c * radial_of(fs[2], code, kp, floor, d2, w)
+                s2 += c * radial_of(fs[2], code, kp, floor, x, w)
             if nv > 0:
-                f = c * radial_of(fv[0], code, kp, floor, d2, w)
+                f = c * radial_of(fv[0], code, kp, floor, x, w)
                 a0 += f * e0
                 a1 += f * e1
                 a2 += f * e2
             if nv > 1:
-                f = c * radial_of(fv[1], code, kp, floor, d2, w)
+                f = c * radial_of(fv[1], code, kp, floor, x, w)
                 b0 += f * e0
                 b1 += f * e1
                 b2 += f * e2

@@ -5,7 +5,7 @@ point's input precision, ``lambda KL(P || Q) + (1 - lambda) KL(Q || P)`` with P 
 As nerv on these engines (:mod:`.approx_nerv`), every pair is first counted as if P stored nothing
 there (``P = eps``), where the row-form stiffness is ``k_ij = lambda eps + a_i w_ij + b_i (w log
 w)_ij`` with ``w_ij = exp(-beta_i d2_ij)``, and the stored pairs add the difference to their true
-terms (:mod:`.approx_bnerv_kernels`). The original's stiffness is ``beta_i k_ij``, symmetrised:
+terms (:mod:`.approx_nerv_kernels` with ``beta``). The original's stiffness is ``beta_i k_ij``, symmetrised:
 
 .. math::
     G_i = 2 \\sum_j (\\beta_i k_{ij} + \\beta_j k_{ji}) (y_i - y_j)
@@ -41,7 +41,7 @@ def _source(tree, kp, fn, c):
 
 def evaluate_bnerv(engine, plan, method, state, Y, f, *, cost, grad):
     """``(pcost (n,) or None, gradient (n, k) or None)`` of bnerv at ``Y``, exaggeration ``f``."""
-    from . import approx_bnerv_kernels as kern
+    from . import approx_nerv_kernels as kern
     from .exact_kernels import kernel_params
 
     if not (cost or grad):

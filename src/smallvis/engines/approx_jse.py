@@ -74,7 +74,7 @@ def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
     """``(pcost (n,) or None, gradient (n, k) or None)`` of JSE at ``Y``, exaggeration ``f``."""
     from . import approx_jse_kernels as kern
     from .approx_nerv import _charged_forces
-    from .approx_nerv_kernels import stored_logsumexp
+    from .approx_nerv_kernels import NO_BETA, stored_logsumexp
     from .approx_terms import Sums
     from .exact_kernels import kernel_params
     from .radial_kernels import W, WG
@@ -97,7 +97,7 @@ def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
         log_norm = np.log(norm)
     if row:  # at least the log-sum-exp of the stored pairs' weights (.approx_nerv)
         lse = np.empty(n)
-        stored_logsumexp(P[0], P[1], Y, lse)
+        stored_logsumexp(P[0], P[1], Y, NO_BETA, lse)
         log_norm = np.fmax(log_norm, lse)
         norm = np.exp(log_norm)
     inv = np.divide(1.0, norm, out=np.zeros(n), where=norm > 0)

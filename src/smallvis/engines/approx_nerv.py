@@ -88,7 +88,7 @@ def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
     if row:  # log N_i is at least the log-sum-exp of the stored pairs' weights, where sums of w
         # underflow (a point far from every other) or interpolate to 0
         lse = np.empty(n)
-        kern.stored_logsumexp(P[0], P[1], Y, lse)
+        kern.stored_logsumexp(P[0], P[1], Y, kern.NO_BETA, lse)
         log_norm = np.fmax(log_norm, lse)
         norm = np.exp(log_norm)
     # a row whose normaliser underflows has all-pairs sums 0: they add nothing (not 0 / 0)
@@ -96,7 +96,7 @@ def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
 
     # the reverse KL per row: every pair at P = eps, then the stored pairs' difference
     rev_stored, fwd_stored = np.empty(n), np.empty(n)
-    kern.stored_sums(*P, Y, f, log_norm, eps, rev_stored, fwd_stored)
+    kern.stored_sums(*P, Y, kern.NO_BETA, f, log_norm, eps, rev_stored, fwd_stored)
     rev = (S[:, 1] - (log_norm + log_eps) * S[:, 0]) * inv + rev_stored
     Yc = Y - Y.mean(axis=0)
     pcost = G = None
@@ -111,12 +111,12 @@ def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
         moment = n * Yc  # sum_j (y_i - y_j)
         own = lam * eps * moment + a[:, None] * V[:, 0] + b[:, None] * V[:, 1]
         stored = np.empty((n, k))
-        kern.stored_forces(*P, Y, f, log_norm, shift, lam, eps, True, stored)
+        kern.stored_forces(*P, Y, kern.NO_BETA, f, log_norm, shift, lam, eps, True, stored)
         if row:
             other = (lam * eps * moment + _charged_forces(summer, kp, WG, a)
                      + (_charged_forces(summer, kp, WG_LOG_W, b) if lam != 1.0 else 0.0))
             back = np.empty((n, k))  # sum_j dk_ji (y_i - y_j) over the stored (j, i)
-            kern.stored_forces(*Pt, Y, f, log_norm, shift, lam, eps, False, back)
+            kern.stored_forces(*Pt, Y, kern.NO_BETA, f, log_norm, shift, lam, eps, False, back)
             G = 2.0 * (own + other + stored + back)
         else:
             G = 4.0 * (own + stored)

@@ -1,6 +1,8 @@
 """Numba kernels of NeRV's stored pairs on the sparse-P engines (:mod:`.approx_nerv`; compiled on
 first use and cached on disk): the differences between each stored pair's true terms and the ones
-the all-pairs sums count for it (``P = eps``, ``q`` unfloored), over the rows of a CSR matrix.
+the all-pairs sums count for it (``P = eps``, ``q`` unfloored), over the rows of a CSR matrix;
+with per-row output precisions ``beta`` (bnerv, :mod:`.approx_bnerv`) ``log q_ij = -beta_i d2_ij -
+log N_i`` and each stiffness times its row's ``beta`` (``beta`` empty: NeRV's 1).
 Rows are independent (each row writes only its own outputs), so the results do not depend on the
 number of threads. Coordinates are at most three, held in registers.
 """
@@ -14,14 +16,18 @@ from numba import prange
 
 from .._util.jit import njit
 
+NO_BETA = np.empty(0)  # the kernels' beta for NeRV (every row's precision 1)
+
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def stored_sums(indptr, indices, data, Y, f, log_norm, eps, rev, fwd):
-    """Per row ``i`` over its stored entries (``p = max(f P_ij, eps)``, ``log q = -d2 - log N_i``,
-    ``qf = max(q, eps)``): ``rev[i] = sum qf log(qf / p) - q log(q / eps)`` and
+def stored_sums(indptr, indices, data, Y, beta, f, log_norm, eps, rev, fwd):
+    """Per row ``i`` over its stored entries (``p = max(f P_ij, eps)``, ``log q = -beta_i d2 -
+    log N_i`` with ``beta`` (n,) the rows' precisions or empty for 1, ``qf = max(q, eps)``):
+    ``rev[i] = sum qf log(qf / p) - q log(q / eps)`` and
     ``fwd[i] = sum p log(p / qf) - eps log(eps / q)``."""
     n, k = Y.shape
     log_eps = math.log(eps)
+    scaled = beta.shape[0] > 0
     for i in prange(n):
         y0 = Y[i, 0]
         y1 = Y[i, 1] if k > 1 else 0.0
@@ -33,7 +39,7 @@ def stored_sums(indptr, indices, data, Y, f, log_norm, eps, rev, fwd):
             e0 = y0 - Y[j, 0]
             e1 = y1 - Y[j, 1] if k > 1 else 0.0
             e2 = y2 - Y[j, 2] if k > 2 else 0.0
-            lq = -(e0 * e0 + e1 * e1 + e2 * e2) - log_norm[i]
+            lq = -(beta[i] if scaled else 1.0) * (e0 * e0 + e1 * e1 + e2 * e2) - log_norm[i]
             q = math.exp(lq)
             lqf = lq if lq > log_eps else log_eps
             qf = math.exp(lqf)
@@ -48,14 +54,16 @@ def stored_sums(indptr, indices, data, Y, f, log_norm, eps, rev, fwd):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def stored_forces(indptr, indices, data, Y, f, log_norm, shift, lam, eps, owner_is_row, F):
-    """``F[i] = sum_j dk_oj (y_i - y_j)`` over the stored entries of row ``i``, with ``dk`` the
-    stored pair's row-form stiffness less the one the all-pairs sums count,
+def stored_forces(indptr, indices, data, Y, beta, f, log_norm, shift, lam, eps, owner_is_row, F):
+    """``F[i] = sum_j beta_o dk_oj (y_i - y_j)`` over the stored entries of row ``i``, with ``dk``
+    the stored pair's row-form stiffness less the one the all-pairs sums count,
     ``lam (p - qf) + (1 - lam) qf (log p - log qf + s) - lam (eps - q) - (1 - lam) q (log eps -
-    log q + s)``, of the pair's owner row ``o`` (``i`` when ``owner_is_row``, else ``j``: the
-    matrix is then P's transpose) with its ``log N_o`` and ``s = shift[o]``."""
+    log q + s)`` and ``log q = -beta_o d2 - log N_o``, of the pair's owner row ``o`` (``i`` when
+    ``owner_is_row``, else ``j``: the matrix is then P's transpose) with its ``s = shift[o]``
+    (``beta`` empty: 1)."""
     n, k = Y.shape
     log_eps = math.log(eps)
+    scaled = beta.shape[0] > 0
     for i in prange(n):
         y0 = Y[i, 0]
         y1 = Y[i, 1] if k > 1 else 0.0
@@ -69,7 +77,8 @@ def stored_forces(indptr, indices, data, Y, f, log_norm, shift, lam, eps, owner_
             e0 = y0 - Y[j, 0]
             e1 = y1 - Y[j, 1] if k > 1 else 0.0
             e2 = y2 - Y[j, 2] if k > 2 else 0.0
-            lq = -(e0 * e0 + e1 * e1 + e2 * e2) - log_norm[o]
+            bo = beta[o] if scaled else 1.0
+            lq = -bo * (e0 * e0 + e1 * e1 + e2 * e2) - log_norm[o]
             q = math.exp(lq)
             lqf = lq if lq > log_eps else log_eps
             qf = math.exp(lqf)
@@ -78,7 +87,7 @@ def stored_forces(indptr, indices, data, Y, f, log_norm, shift, lam, eps, owner_
                 p = eps
             s = shift[o]
             dk = (lam * (p - qf) + (1.0 - lam) * qf * (math.log(p) - lqf + s)
-                  - (lam * (eps - q) + (1.0 - lam) * q * (log_eps - lq + s)))
+                  - (lam * (eps - q) + (1.0 - lam) * q * (log_eps - lq + s))) * bo
             a0 += dk * e0
             a1 += dk * e1
             a2 += dk * e2
@@ -90,10 +99,13 @@ def stored_forces(indptr, indices, data, Y, f, log_norm, shift, lam, eps, owner_
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def stored_logsumexp(indptr, indices, Y, out):
-    """``out[i] = log sum_j exp(-d2_ij)`` over the stored entries of row ``i`` (-inf: none)."""
+def stored_logsumexp(indptr, indices, Y, beta, out):
+    """``out[i] = log sum_j exp(-beta_i d2_ij)`` over the stored entries of row ``i`` (-inf:
+    none; ``beta`` empty: 1)."""
     n, k = Y.shape
+    scaled = beta.shape[0] > 0
     for i in prange(n):
+        b = beta[i] if scaled else 1.0
         top = -math.inf
         for e in range(indptr[i], indptr[i + 1]):
             j = indices[e]
@@ -101,8 +113,8 @@ def stored_logsumexp(indptr, indices, Y, out):
             for d in range(k):
                 diff = Y[i, d] - Y[j, d]
                 d2 += diff * diff
-            if -d2 > top:
-                top = -d2
+            if -b * d2 > top:
+                top = -b * d2
         total = 0.0
         for e in range(indptr[i], indptr[i + 1]):
             j = indices[e]
@@ -110,5 +122,5 @@ def stored_logsumexp(indptr, indices, Y, out):
             for d in range(k):
                 diff = Y[i, d] - Y[j, d]
                 d2 += diff * diff
-            total += math.exp(-d2 - top)
+            total += math.exp(-b * d2 - top)
         out[i] = top + math.log(total) if total > 0.0 else -math.inf

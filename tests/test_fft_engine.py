@@ -200,7 +200,13 @@ def test_requests_on_one_grid_answer_as_on_fresh_grids():
     requests = [Sums(0, kernel_params(1.0), scalars=(W,)),
                 Sums(2, kernel_params(0.5), scalars=(W_LOG_W,), vectors=(WG,), charges=c),
                 Sums(0, kernel_params(1.0), scalars=(W, W_LOG_W), vectors=(WG,)),
-                Sums(1, kernel_params(1.0), vectors=(WG,), charges=2.0 * c)]
+                Sums(1, kernel_params(1.0), vectors=(WG,), charges=2.0 * c),
+                # the row-normalised plan's pair: the same functions again, charged, then the
+                # uncharged spectrum once more (a charged request's in-place product spares it)
+                Sums(0, kernel_params(1.0), scalars=(W,), vectors=(WG,)),
+                Sums(0, kernel_params(1.0), vectors=(WG, W), charges=c),
+                Sums(0, kernel_params(1.0), vectors=(WG,), floor=1e-3),
+                Sums(0, kernel_params(1.0), scalars=(W,), vectors=(WG,))]
     engine = FFTEngine()
     shared = engine.radial(Y)
     for req in requests:
@@ -209,3 +215,34 @@ def test_requests_on_one_grid_answer_as_on_fresh_grids():
         assert Z == Z0
         np.testing.assert_array_equal(S, S0)
         np.testing.assert_array_equal(V, V0)
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_channel_by_channel_transforms_are_the_whole_array_ones(k):
+    """forward and convolve run one channel at a time (one channel's transient arrays): the bits of
+    scipy's transforms over all channels at once, with and without the in-place product."""
+    from scipy import fft
+
+    from smallvis.engines.fft_transforms import convolve, forward, quadrant_spectrum, spectrum
+
+    rng = np.random.default_rng(k)
+    N, L = 40, 54
+    M = 2 * L
+    charges = np.zeros((1 + k,) + (N,) * (k - 1) + (M,))
+    charges[..., :N] = rng.normal(size=charges[..., :N].shape)
+    F = forward(charges, M, 2)
+    whole = fft.rfft(charges, axis=-1)
+    if k == 2:
+        padded = np.zeros((1 + k, M, L + 1), dtype=complex)
+        padded[:, :N] = whole
+        whole = fft.fft(padded, axis=1)
+    np.testing.assert_array_equal(F, whole)
+    K = rng.normal(size=(L + 1 if k == 2 else 1, L + 1))
+    product = whole * spectrum(K, k, 2)
+    if k == 2:
+        product = fft.ifft(product, axis=1)[:, :N]
+    expected = fft.irfft(product, n=M, axis=-1)[..., :N]
+    S = quadrant_spectrum(K, k, 2)
+    np.testing.assert_array_equal(convolve(F, S, N, M, 2, channels=1), expected[:1])
+    np.testing.assert_array_equal(convolve(F.copy(), S, N, M, 2, in_place=True), expected)
+    np.testing.assert_array_equal(F, whole)  # untouched without in_place

@@ -39,7 +39,9 @@ import numpy as np
 
 from .._util.log import logger
 from .approx import SparseKLEngine
-from .fft_transforms import backward as _backward, forward as _forward, spectrum as _spectrum
+from .fft_transforms import (backward as _backward, convolve as _convolve, forward as _forward,
+                             mirror as _mirror, quadrant_spectrum as _quadrant,
+                             spectrum as _spectrum)
 
 # the largest node grid (nodes per dimension) before the intervals are widened past interval_size
 MAX_NODES = {1: 2**20, 2: 1536}
@@ -234,7 +236,10 @@ class GridSums:
     point's own interpolated ``c_i phi`` (:func:`.fft_kernels.self_weights`); a vector sum is
     ``y_i Phi_i - Phi^y_i`` of the potentials of the charges ``c`` and ``c y``. A ``floor`` is
     applied to the sampled ``WG`` once ``Z`` is known (one spectrum, no extra transform). The
-    requests without charges share one forward transform (the first one's)."""
+    requests without charges share one forward transform (the first one's), and every request the
+    samples and spectrum of a radial function already made on this grid (the row-normalised plan
+    asks for ``W`` and ``WG`` twice). The node charges are spread into the engine's work array; a
+    charged request's spectrum is multiplied in place by its last kernel."""
 
     def __init__(self, engine: FFTEngine, Y: np.ndarray):
         from . import fft_kernels as kern
@@ -243,6 +248,7 @@ class GridSums:
         if k not in (1, 2):
             raise ValueError(f"engine 'fft' handles 1-D and 2-D output only; got {k}-D: use "
                              f"engine 'bh' (Barnes-Hut) or 'exact'")
+        self.engine = engine
         self.Y = Y = np.ascontiguousarray(Y, dtype=np.float64)
         lo, hi = np.empty(k), np.empty(k)
         self.finite = bool(kern.bounding_box(Y, lo, hi))
@@ -258,17 +264,36 @@ class GridSums:
         kern.sort_by_column(self.cell[:, 0], self.n_boxes, self.start, self.order)
         self.Yc = Y - (lo + 0.5 * self.n_boxes * self.h)
         self._uncharged = None  # the spectra of the charges 1 and y (the first request's)
+        self._kernels = {}  # (function, code, kp, floor): its quadrant spectrum and samples
 
     def _samples(self, fn, req, floor=0.0):
-        """The spectrum of ``fn`` on the node grid and its samples on one quadrant."""
+        """The quadrant spectrum (:func:`.fft_transforms.quadrant_spectrum`) of ``fn`` on the node
+        grid and its samples on one quadrant, made once per grid."""
+        import numba
+
+        from . import fft_kernels as kern
+
+        key = (fn, req.code, np.asarray(req.kp, dtype=np.float64).tobytes(), float(floor))
+        if key not in self._kernels:
+            k = self.Y.shape[1]
+            quad = np.empty((self.L + 1 if k == 2 else 1, self.L + 1))
+            kern.radial_samples(fn, req.code, req.kp, floor, self.h / self.p, quad)
+            self._kernels[key] = (_quadrant(quad, k, numba.get_num_threads()), quad)
+        return self._kernels[key]
+
+    def _spread(self, c):
+        """The half spectrum of the node charges ``c`` and ``c y`` (``c`` empty: 1)."""
         import numba
 
         from . import fft_kernels as kern
 
         k = self.Y.shape[1]
-        quad = np.empty((self.L + 1 if k == 2 else 1, self.L + 1))
-        kern.radial_samples(fn, req.code, req.kp, floor, self.h / self.p, quad)
-        return _spectrum(quad, k, numba.get_num_threads()), quad
+        N, M = self.n_boxes * self.p, 2 * self.L
+        # the engine's work array: the spread writes only the nodes, so the padding stays zero
+        grid = self.engine._buffer("charges", (1 + k,) + (N,) * (k - 1) + (M,))
+        (kern.spread_1d if k == 1 else kern.spread_2d)(self.order, self.start, self.cell,
+                                                       self.lw, self.Yc, grid, c)
+        return _forward(grid, M, numba.get_num_threads())
 
     def sums(self, req):
         """``(Z, S (n, scalars), V (n, vectors, k))`` for a :class:`~.approx_terms.Sums` request."""
@@ -287,10 +312,7 @@ class GridSums:
         c = np.empty(0) if req.charges is None else np.ascontiguousarray(req.charges, dtype=float)
         F = self._uncharged if req.charges is None else None
         if F is None:
-            grid = np.zeros((1 + k,) + (N,) * (k - 1) + (M,))
-            (kern.spread_1d if k == 1 else kern.spread_2d)(self.order, self.start, self.cell,
-                                                           self.lw, self.Yc, grid, c)
-            F = _forward(grid, M, workers)
+            F = self._spread(c)
             if req.charges is None:  # kept: the next request without charges transforms no grid
                 self._uncharged = F
         gather = kern.gather_channels_1d if k == 1 else kern.gather_channels_2d
@@ -304,17 +326,22 @@ class GridSums:
         spec_w, quad_w = self._samples(W, req)
         power = F[0].real ** 2 + F[0].imag ** 2
         power[..., 1:L] *= 2.0
-        Z = float(np.sum(power * spec_w)) / float(M) ** k - float(np.sum(c2 * self_terms(quad_w)))
+        Z = (float(np.sum(power * _mirror(spec_w))) / float(M) ** k
+             - float(np.sum(c2 * self_terms(quad_w))))
+        del power
         S = np.empty((n, len(req.scalars)))
         for s, fn in enumerate(req.scalars):
-            spec, quad = (spec_w, quad_w) if fn == W else self._samples(fn, req)
+            spec, quad = self._samples(fn, req)
             out = np.empty((n, 1))
-            gather(self.cell, self.lw, _backward(F[:1] * spec, N, M, workers), out)
+            gather(self.cell, self.lw, _convolve(F, spec, N, M, workers, channels=1), out)
             S[:, s] = out[:, 0] - (1.0 if req.charges is None else c) * self_terms(quad)
         V = np.empty((n, len(req.vectors), k))
+        last = len(req.vectors) - 1
         for v, fn in enumerate(req.vectors):
             spec = self._samples(fn, req, req.floor * Z if fn == WG else 0.0)[0]
             out = np.empty((n, 1 + k))
-            gather(self.cell, self.lw, _backward(F * spec, N, M, workers), out)
+            phi = _convolve(F, spec, N, M, workers,
+                            in_place=v == last and req.charges is not None)
+            gather(self.cell, self.lw, phi, out)
             V[:, v] = self.Yc * out[:, :1] - out[:, 1:]
         return Z, S, V

@@ -14,6 +14,14 @@ replacement to n points plus N(0, 0.5^2) pixel noise: the class structure of rea
 size, no download). One run per cell: the times are for orientation, not statistics; kNN@15 is that
 of the embedding after ``--iterations`` iterations (a check that the run works, not its quality).
 
+With ``--common-layout EXTENT`` each run on a sparse-P engine (bh, fft) also times one gradient
+evaluation (no cost, no exaggeration; median of three after one warm call) at one layout shared by
+every method: the dataset's classes as 20 Gaussian clusters on a circle, scaled to span ``EXTENT``
+(about a converged t-SNE's: ~100 at 70,000 points), and at its own last layout; its extent and the
+fft grid are recorded. The in-run time per iteration mixes a method's cost with the grid its
+embedding has spread to by then (fft's grid follows the extent up to 1536 nodes per dimension); the
+common layout compares the methods at one grid.
+
 Targets (issue "Every cost function on every engine"): exact per-iteration time of every method at
 20,000 points within 2x of tsne's on the same engine; fft per-iteration time of every served method at
 70,000 points within 2x of tsne's on fft; no method above ~1.5 GB at 70,000 on an approximate engine.
@@ -81,17 +89,66 @@ def _knn15_from(graph_idx: np.ndarray, Y: np.ndarray) -> float:
     return float(np.mean([np.intersect1d(a, b).size / 15.0 for a, b in zip(inp, out)]))
 
 
+def common_layout(labels: np.ndarray, extent: float, seed: int = 0) -> np.ndarray:
+    """The shared 2-D layout of ``--common-layout``: each class a Gaussian cluster (sd 1/20 of the
+    circle's radius) at its place on a circle, the whole scaled to span ``extent``."""
+    rng = np.random.default_rng(seed)
+    classes = np.unique(labels)
+    angle = 2.0 * np.pi * np.searchsorted(classes, labels) / classes.size
+    Y = np.column_stack([np.cos(angle), np.sin(angle)]) + rng.normal(scale=0.05,
+                                                                     size=(labels.size, 2))
+    Y -= Y.min(axis=0)
+    return np.ascontiguousarray(Y * (extent / float(np.max(Y.max(axis=0)))))
+
+
+def _capture_evaluations() -> dict:
+    """Record the (engine, method, state) of the sparse-P engines' last evaluation (benchmark only:
+    the run's own prepared state, for ``--common-layout``)."""
+    from smallvis.engines.approx import SparseKLEngine
+
+    seen = {}
+    original = SparseKLEngine.evaluate
+
+    def evaluate(self, method, state, Y, *args, **kwargs):
+        seen["last"] = (self, method, state)
+        return original(self, method, state, Y, *args, **kwargs)
+
+    SparseKLEngine.evaluate = evaluate
+    return seen
+
+
+def _gradient_seconds(engine, method, state, Y, reps: int = 3) -> float:
+    engine.evaluate(method, state, Y, 1.0, cost=False, grad=True)  # warm: plans, buffers
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        engine.evaluate(method, state, Y, 1.0, cost=False, grad=True)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def _layout_row(engine, method, state, Y) -> dict:
+    extent = float(np.max(Y.max(axis=0) - Y.min(axis=0)))
+    row = {"eval_s": _gradient_seconds(engine, method, state, Y), "extent": extent}
+    if hasattr(engine, "grid") and Y.shape[1] in (1, 2):
+        n_boxes, _, L = engine.grid(extent, Y.shape[1])
+        row.update(nodes=n_boxes * engine.n_interp, fft_len=2 * L)
+    return row
+
+
 def child(data: str, n: int, method: str, engine: str, iterations: int,
-          knn_file: str | None = None) -> dict:
+          knn_file: str | None = None, common: float = 0.0) -> dict:
     """One run in this process: the row of the table (with ``knn_file``, the input is that
-    neighbour graph: ``metric="precomputed"``)."""
+    neighbour graph: ``metric="precomputed"``; with ``common``, the extent of the shared layout
+    at which one gradient evaluation is timed after the run, with one at the run's last layout)."""
     import warnings
 
     from smallvis import DivergenceError, smallvis
     from smallvis.metrics import knn_preservation
 
     warnings.simplefilter("ignore")
-    X, _ = load(data, n)
+    X, labels = load(data, n)
+    seen = _capture_evaluations() if common else {}
     graph = None
     if knn_file:
         with np.load(knn_file) as f:
@@ -115,11 +172,17 @@ def child(data: str, n: int, method: str, engine: str, iterations: int,
     end = time.perf_counter()
     first, last = marks.get(0, start), max(marks) if marks else 0
     per_iter = (marks[last] - first) / last if last else float("nan")
-    return {"status": "ok", "engine_used": res.engine, "iterations": res.iter,
+    peak = round(_peak_mb())  # before the extra evaluations
+    extra = {}
+    if common and "last" in seen:
+        found = seen["last"]
+        extra = {"own": _layout_row(*found, np.ascontiguousarray(res.Y, dtype=np.float64)),
+                 "common": _layout_row(*found, common_layout(labels, common))}
+    return {**extra, "status": "ok", "engine_used": res.engine, "iterations": res.iter,
             "per_iter_s": per_iter, "setup_s": first - start - res.compile_secs,
             "compile_s": res.compile_secs, "total_s": end - start,
             "knn15": (float(knn_preservation(X, res.Y, 15)) if graph is None
-                      else _knn15_from(graph[0], res.Y)), "peak_mb": round(_peak_mb()),
+                      else _knn15_from(graph[0], res.Y)), "peak_mb": peak,
             "diverged": bool(res.diverged)}
 
 
@@ -152,6 +215,9 @@ def main(argv=None) -> int:
                     help="folder: search each dataset's 90 nearest neighbours once and give every "
                          "run that graph (metric='precomputed'; PCA starts become the Laplacian "
                          "eigenmap; kNN@15 against the graph's first 15)")
+    ap.add_argument("--common-layout", type=float, default=0.0, metavar="EXTENT",
+                    help="also time one gradient evaluation of each bh/fft run at a layout shared "
+                         "by every method, spanning EXTENT (0: not)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
@@ -166,6 +232,8 @@ def main(argv=None) -> int:
     for data in args.data.split(","):
         for method, engine, n in plan(sizes, methods, engines, args.dense_max):
             spec = dict(data=data, n=n, method=method, engine=engine, iterations=args.iterations)
+            if args.common_layout and engine in ("bh", "fft"):
+                spec["common"] = args.common_layout
             if args.knn_cache and engine != "dense":
                 os.makedirs(args.knn_cache, exist_ok=True)
                 spec["knn_file"] = neighbours(data, n, args.knn_cache)
@@ -192,7 +260,11 @@ def _format(row: dict) -> str:
         return f"{head}  {row.get('status')}"
     return (f"{head}  {row['per_iter_s'] * 1000:9.1f} ms/it  setup {row['setup_s']:7.1f} s  "
             f"kNN@15 {row['knn15']:.3f}  {row['peak_mb']:6d} MB"
-            + ("  DIVERGED" if row["diverged"] else ""))
+            + ("  DIVERGED" if row["diverged"] else "")
+            + "".join(f"\n{'':27s}{key} layout (extent {row[key]['extent']:.3g}"
+                      + (f", {row[key]['nodes']} nodes" if "nodes" in row[key] else "")
+                      + f"): {row[key]['eval_s'] * 1000:.1f} ms / gradient"
+                      for key in ("own", "common") if key in row))
 
 
 def _ratios(rows) -> str:
@@ -205,6 +277,15 @@ def _ratios(rows) -> str:
         if b and r["method"] != "tsne":
             lines.append(f"  {r['data']:6s} {r['n']:6d} {r['engine']:5s} {r['method']:9s} "
                          f"{r['per_iter_s'] / b:5.2f}x")
+    common = {(r["data"], r["n"], r["engine"]): r["common"]["eval_s"] for r in ok
+              if r["method"] == "tsne" and "common" in r}
+    if common:
+        lines += ["", "one gradient at the common layout / tsne's there:"]
+    for r in ok:
+        b = common.get((r["data"], r["n"], r["engine"]))
+        if b and r["method"] != "tsne" and "common" in r:
+            lines.append(f"  {r['data']:6s} {r['n']:6d} {r['engine']:5s} {r['method']:9s} "
+                         f"{r['common']['eval_s'] / b:5.2f}x")
     return "\n".join(lines)
 
 

@@ -185,6 +185,7 @@ def _run_retrying(eng, m, data, plan: RunPlan, config: RunConfig, *, rng, **kwar
         name, params = plan.optimizer
         plan = dataclasses.replace(plan, eta=smaller, optimizer=(name, {**params, "eta": smaller}),
                                    chosen={**plan.chosen, "eta": smaller})
+        out = run = None  # the diverged attempt's state is not held during the next one
         rng.bit_generator.state = draws
     return out, run, plan
 

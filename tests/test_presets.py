@@ -162,6 +162,31 @@ def test_a_step_the_defaults_chose_is_made_smaller_when_it_diverges(iris, monkey
         SmallVis("asne", max_iter=60, random_state=0, eta=1.0).fit(iris)
 
 
+def test_a_retried_run_lets_the_diverged_attempt_go(iris, monkeypatch):
+    """The diverged attempt's outcome (and the state it carries) is not held while the next attempt
+    runs: at 70,000 points that was a second copy of the prepared affinities."""
+    import gc
+    import weakref
+
+    from smallvis.api import pipeline
+    from smallvis.run import presets
+
+    monkeypatch.setitem(presets.RECIPES, "asne", presets.Recipe(("1", 1.0)))
+    held, alive = [], []
+    original = pipeline._run
+
+    def run(*args, **kwargs):
+        gc.collect()
+        alive.append(sum(ref() is not None for ref in held))
+        out, kept = original(*args, **kwargs)
+        held.append(weakref.ref(out))
+        return out, kept
+
+    monkeypatch.setattr(pipeline, "_run", run)
+    SmallVis("asne", max_iter=60, random_state=0).fit(iris)
+    assert len(alive) >= 2 and alive == [0] * len(alive)
+
+
 def test_the_cli_refuses_a_diverged_run(tmp_path, capsys):
     out = tmp_path / "x.csv"
     code = main(["embed", "iris", "--method", "ssne", "--eta", "1e8", "--max-iter", "200",

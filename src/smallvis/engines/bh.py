@@ -60,6 +60,9 @@ class BarnesHutEngine(SparseKLEngine):
 
     name = "bh"
     OPTIONS = ("theta", "knn")
+    # summarised cells add their quadrupole terms (False: the monopole, centre of mass only; kept
+    # for measurements: benchmarks/README.md)
+    quadrupole = True
 
     def __init__(self, theta: float = 0.5, knn: str = "auto"):
         super().__init__(knn)
@@ -73,12 +76,12 @@ class BarnesHutEngine(SparseKLEngine):
         ``forces``)."""
         from . import bh_kernels as kern
 
-        tree = TreeSums(self.theta, Y, eps)
+        tree = TreeSums(self.theta, Y, eps, self.quadrupole)
         n, k = tree.Y.shape
         zrow = np.empty(n)
         R = np.empty((n, k)) if forces else np.empty((0, k))
         kern.repulsion_sums(tree.Y, tree.node, tree.skip, tree.order, self.theta, eps, tree.tol,
-                            code, alpha, forces, zrow, R)
+                            code, alpha, forces, self.quadrupole, zrow, R)
         return float(zrow.sum()) + eps, (R if forces else None)
 
     serves_apart = True
@@ -104,12 +107,12 @@ class BarnesHutEngine(SparseKLEngine):
             Yf = np.ascontiguousarray(Y[~moving])
             store[key] = self.repulsion(Yf, code, alpha, False, eps)[0] - eps if len(Yf) > 1 \
                 else 0.0
-        tree = TreeSums(self.theta, Y, eps)
+        tree = TreeSums(self.theta, Y, eps, self.quadrupole)
         order = np.ascontiguousarray(tree.order[moving[tree.order]])
         zrow = np.zeros(n)
         R = np.zeros((n, k)) if forces else np.empty((0, k))
         kern.repulsion_sums(tree.Y, tree.node, tree.skip, order, self.theta, eps, tree.tol,
-                            code, alpha, forces, zrow, R)
+                            code, alpha, forces, self.quadrupole, zrow, R)
         Ym = np.ascontiguousarray(Y[rows])
         z_mm = self.repulsion(Ym, code, alpha, False, eps)[0] - eps if len(Ym) > 1 else 0.0
         Z = store[key] + 2.0 * float(zrow[rows].sum()) - z_mm + eps
@@ -125,11 +128,12 @@ class BarnesHutEngine(SparseKLEngine):
         if key not in store:
             moving = np.zeros(n, dtype=bool)
             moving[rows] = True
-            tree = TreeSums(self.theta, np.ascontiguousarray(Y[~moving]), eps)
+            tree = TreeSums(self.theta, np.ascontiguousarray(Y[~moving]), eps, self.quadrupole)
             nf = tree.Y.shape[0]
             zrow = np.empty(nf)
             kern.repulsion_sums(tree.Y, tree.node, tree.skip, tree.order, self.theta, eps,
-                                tree.tol, code, alpha, False, zrow, np.empty((0, k)))
+                                tree.tol, code, alpha, False, self.quadrupole, zrow,
+                                np.empty((0, k)))
             store[key] = (tree, float(zrow.sum()) if nf > 1 else 0.0)
         tree, z_ff = store[key]
         Ym = np.ascontiguousarray(Y[rows], dtype=np.float64)
@@ -137,12 +141,12 @@ class BarnesHutEngine(SparseKLEngine):
         zrow = np.empty(m)
         R = np.empty((m, k)) if forces else np.empty((0, k))
         kern.repulsion_sums(Ym, tree.node, tree.skip, np.arange(m, dtype=np.int64), self.theta,
-                            eps, tree.tol, code, alpha, forces, zrow, R)
+                            eps, tree.tol, code, alpha, forces, self.quadrupole, zrow, R)
         return z_ff + 2.0 * float(zrow.sum()) + eps, (R if forces else None)
 
     def radial(self, Y: np.ndarray, eps: float = EPS) -> "TreeSums":
         """The tree at ``Y``, answering :class:`~.approx_terms.Sums` requests (``TreeSums.sums``)."""
-        return TreeSums(self.theta, Y, eps)
+        return TreeSums(self.theta, Y, eps, self.quadrupole)
 
 
 class TreeSums:
@@ -154,7 +158,7 @@ class TreeSums:
     and then for the forces.
     """
 
-    def __init__(self, theta: float, Y: np.ndarray, eps: float):
+    def __init__(self, theta: float, Y: np.ndarray, eps: float, quad: bool = True):
         n, k = Y.shape
         if k not in DIMENSIONS:
             raise ValueError(
@@ -162,7 +166,7 @@ class TreeSums:
                 f"dimensions; got k = {k}: use engine 'exact' (any k, exact gradient) instead")
         from . import bh_kernels as kern
 
-        self.theta, self.eps = theta, eps
+        self.theta, self.eps, self.quad = theta, eps, bool(quad)
         self.Y = Y = np.ascontiguousarray(Y, dtype=np.float64)
         side = float(np.max(np.ptp(Y, axis=0))) if n else 0.0
         # points closer than eps relative to the embedding's size share a leaf: the original's
@@ -173,7 +177,7 @@ class TreeSums:
 
     def sums(self, req):
         """``(Z, S (n, scalars), V (n, vectors, k))`` for a :class:`~.approx_terms.Sums` request."""
-        from . import bh_kernels as kern
+        from . import bh_radial_kernels as kern
         from .radial_kernels import W
 
         Y = self.Y
@@ -186,8 +190,8 @@ class TreeSums:
         def run(fs, fv, floor):
             S, V = np.empty((n, len(fs))), np.empty((n, len(fv), k))
             kern.radial_sums(Y, node, self.skip, self.order, self.theta, self.eps, self.tol,
-                             req.code, req.kp, floor, _NO_BETA, np.array(fs, dtype=np.int64),
-                             np.array(fv, dtype=np.int64), S, V)
+                             req.code, req.kp, floor, _NO_BETA, self.quad,
+                             np.array(fs, dtype=np.int64), np.array(fv, dtype=np.int64), S, V)
             return S, V
 
         two_passes = req.floor > 0.0 and bool(req.vectors)

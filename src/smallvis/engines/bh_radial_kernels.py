@@ -5,10 +5,13 @@ disk).
 A summarised cell adds its quadrupole terms (``quad``): the second-order expansion of the sum over
 its points about their (charge-weighted) centre, which needs the first two derivatives of each
 radial function in ``d2``. They are central differences of the function itself at
-``x (1 +- 2^-13)`` (truncation and rounding both about 1e-8 of the derivative, far below the
-expansion's own error), so any declared kernel and any radial function gets them; where a
-function is not smooth at ``x`` (``WG``'s floor on the weight, the floor on ``log q``) the
-second difference is large and the cell falls back to its monopole term.
+``x (1 +- 2^-7)``, so any declared kernel and any radial function gets them: truncation about 1e-4
+of the derivative (1e-6 of a sum at most: the terms they multiply are about theta^2 of it, far
+below the expansion's own error), rounding about 1e-12 (a smaller step was noisier: NCVis's
+Newton solve for ``Q*``, which reads these sums at slightly different scales, then wandered by
+1e-12 between calls instead of settling). Where a function is not smooth at ``x`` (``WG``'s floor
+on the weight, the floor on ``log q``) the second difference is large and the cell falls back to
+its monopole term (a smooth function passes up to ``x^-32`` or a Gaussian at ``d2 = 32``).
 
 Every point's sums are sequential over the same tree in the same order, and points are
 independent, so the results do not depend on the number of threads.
@@ -24,9 +27,10 @@ from .bh_kernels import moments, second_moments
 from .radial_kernels import radial_of, weight as radial_weight
 
 # the central differences' step, relative to the argument x
-H_REL = 2.0 ** -13
-# a second difference above this share of the function's scale (|phi'| + |phi| / x) is a kink
-KINK = 0.05
+H_REL = 2.0 ** -7
+# a second difference times the step above this share of the function's scale (|phi'| + |phi| / x)
+# is a kink
+KINK = 0.25
 
 
 @njit(cache=True, error_model="numpy", inline="always")

@@ -67,23 +67,99 @@ def test_theta_zero_repulsion_matches_numpy(k, alpha):
 @pytest.mark.parametrize("data", ["random", "clustered"])
 @pytest.mark.parametrize("spec, k", [("tsne", 2), ("tsne", 3), (("hssne", {"alpha": 0.5}), 2)],
                          ids=ids)
-def test_theta_half_gradient_error(spec, k, data):
-    """Relative gradient error ||G_bh - G|| / ||G|| at n = 500: measured up to 1.8e-2 (t-SNE) and
-    2.3e-2 (heavy-tailed, alpha 0.5, 3-D) at theta = 0.5; bound 3e-2. It shrinks with theta
-    (about 1e-3 at theta = 0.2, 5e-2 to 1e-1 at theta = 1)."""
+def test_gradient_error_against_theta(spec, k, data):
+    """Relative gradient error ||G_bh - G|| / ||G|| at n = 500: at the default theta = 0.35
+    measured 2.3e-4 to 6.8e-4 (bound 1e-3); at theta = 0.5 the quadrupole 1.2e-3 to 2.8e-3, the
+    monopole (``quadrupole = False``) 8.5e-3 to 1.8e-2, at least 5x more (bound 3x); the error
+    grows with theta (quadrupole at theta = 1: 1.9e-2 to 4.3e-2)."""
     n = 500
     rng = np.random.default_rng(1)
     X = rng.normal(size=(n, 10)) if data == "random" else _blobs(n, 10, spread=5.0, seed=1)
     method, dense, sp = _states(X, spec, perplexity=30)
     Y = rng.normal(scale=3.0, size=(n, k)) if data == "random" else _blobs(n, k, seed=2)
     _, Gd = DenseEngine().evaluate(method, dense, Y)
-    errs = []
-    for theta in (0.2, 0.5, 1.0):
-        _, Gb = BarnesHutEngine(theta=theta).evaluate(method, sp, Y)
-        errs.append(np.linalg.norm(Gb - Gd) / np.linalg.norm(Gd))
-    assert errs[0] < 5e-3
-    assert errs[1] < 3e-2
-    assert errs[0] < errs[1] < errs[2]
+
+    def error(engine):
+        return np.linalg.norm(engine.evaluate(method, sp, Y)[1] - Gd) / np.linalg.norm(Gd)
+
+    assert BarnesHutEngine().theta == 0.35
+    errs = [error(BarnesHutEngine(theta=theta)) for theta in (0.25, 0.35, 0.5, 1.0)]
+    mono = BarnesHutEngine(theta=0.5)
+    mono.quadrupole = False
+    assert errs[1] < 1e-3
+    assert errs[2] < error(mono) / 3
+    assert errs[0] < errs[1] < errs[2] < errs[3]
+
+
+def _points_of(node, skip, order, k, p):
+    """The points of preordered node ``p`` (the leaves between ``p`` and ``skip[p]``)."""
+    leaves = [q for q in range(skip.shape[0]) if skip[q] == q + 1]
+    start = sum(int(node[q, k]) for q in leaves if q < p)
+    count = sum(int(node[q, k]) for q in leaves if p <= q < skip[p])
+    return order[start:start + count]
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_nodes_keep_their_second_moments(k):
+    """Each internal node's second moment about its centre, from its children's (parallel-axis
+    rule), is NumPy's over its points; with charges the charge-weighted one about the charged
+    centre; a leaf's is 0."""
+    from smallvis.engines.bh_radial_kernels import charge_nodes
+
+    rng = np.random.default_rng(k)
+    Y = rng.normal(size=(200, k))
+    c = rng.uniform(0.0, 2.0, 200)
+    tree = BarnesHutEngine().radial(Y)
+    charged = charge_nodes(tree.Y, tree.node, tree.skip, tree.order, c)
+    upper = np.triu_indices(k)
+    assert tree.node.shape[1] == k + 2 + len(upper[0])
+    for p in range(0, tree.skip.shape[0], 7):
+        if tree.skip[p] == p + 1:
+            assert not tree.node[p, k + 2:].any() and not charged[p, k + 2:].any()
+            continue
+        pts = Y[_points_of(tree.node, tree.skip, tree.order, k, p)]
+        for weights, node in ((np.ones(len(pts)), tree.node), (c, charged)):
+            w = weights[_points_of(tree.node, tree.skip, tree.order, k, p)] \
+                if weights is c else weights
+            centre = w @ pts / w.sum()
+            np.testing.assert_allclose(node[p, :k], centre, rtol=1e-12, atol=1e-12)
+            d = pts - centre
+            M = (w[:, None, None] * d[:, :, None] * d[:, None, :]).sum(axis=0)
+            np.testing.assert_allclose(node[p, k + 2:], M[upper], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("code", [0, 1, 2])
+def test_quadrupole_radial_sums_beat_the_monopole(code):
+    """Every radial function (``W``, ``W_LOG_W``, ``WG`` with and without a floor, ``WG_LOG_W``)
+    with charges, at theta = 0.5 against NumPy: the quadrupole terms (their derivatives from
+    central differences) cut the error at least 3x; where the floor puts a kink in ``WG`` a cell
+    there falls back to its monopole: finite, no worse."""
+    from smallvis.engines.approx_terms import Sums
+    from smallvis.engines.exact_kernels import kernel_params
+    from smallvis.engines.radial_kernels import W, W_LOG_W, WG, WG_LOG_W
+
+    from test_approx_engines import _numpy_sums
+    from engine_checks import rel
+
+    rng = np.random.default_rng(4)
+    Y = _blobs(600, 2, seed=3) / (3.0 if code == 1 else 1.0)
+    kp = kernel_params(0.5)
+    c = rng.uniform(0.5, 2.0, 600)
+    for floor in (0.0, 1e-6):
+        req = Sums(code, kp, scalars=(W, W_LOG_W), vectors=(WG, WG_LOG_W), charges=c, floor=floor)
+        _, S0, V0 = _numpy_sums(Y, code, kp, c, floor, eps=EPS)
+        errs = {}
+        for quad in (False, True):
+            eng = BarnesHutEngine(theta=0.5)
+            eng.quadrupole = quad
+            _, S, V = eng.radial(Y, EPS).sums(req)
+            assert np.isfinite(S).all() and np.isfinite(V).all()
+            errs[quad] = [rel(S[:, s], S0[fn]) for s, fn in enumerate(req.scalars)] + \
+                [rel(V[:, v], V0[fn]) for v, fn in enumerate(req.vectors)]
+        print(code, floor, np.round(errs[False], 6), np.round(errs[True], 6))
+        gain = 3.0 if floor == 0.0 else 1.0  # cells across the kink: expansions of either order
+        for mono, quad in zip(errs[False], errs[True]):
+            assert quad < mono / gain, (floor, errs)
 
 
 def test_exact_duplicates_share_a_leaf_and_do_not_repel_each_other():

@@ -149,7 +149,7 @@ def smallvis(X, k=2, scale="absmax", Y_init=None, Y_init_sdev=None, perplexity=N
         - ``"exact"``: the same numbers from fused numba kernels that visit each pair once without
           n x n temporaries beyond P (methods without fused kernels fall back to the dense
           evaluation); with a sparse input kernel (``knn``, ``nngaussian``) P stays sparse.
-        - ``"bh"``: Barnes-Hut (1-D, 2-D, 3-D output; option ``theta``, default 0.5, 0 = exact) and
+        - ``"bh"``: Barnes-Hut (1-D, 2-D, 3-D output; option ``theta``, default 0.35, 0 = exact) and
           ``"fft"``: FIt-SNE interpolation (1-D, 2-D; options ``n_interp``, ``min_intervals``,
           ``interval_size``), for the t-SNE family (KL with a Student-t or heavy-tailed kernel: tsne,
           hssne, ...) on a kNN-restricted P; option ``knn`` ("auto", "exact", "nndescent", "pynndescent").

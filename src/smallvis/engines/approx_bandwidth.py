@@ -16,7 +16,7 @@ with ``g_ij = beta_i g(beta_i d2_ij)``, ``Z_i = sum_j w(beta_i d2_ij)`` per row,
 Z_i`` for every ``i`` over the matrix. The first sum runs over the stored entries of P and of its
 transpose (:func:`.approx_bandwidth_kernels.stored_attraction`); the second is a Barnes-Hut sum
 at the query point's precision, each summarised cell evaluated at ``beta_i`` (exact as far as the
-tree goes: :func:`.bh_kernels.radial_sums` with ``beta``); the third carries the sources'
+tree goes: :func:`.bh_radial_kernels.radial_sums` with ``beta``); the third carries the sources'
 precisions, which a cell summarises by the first two moments of its sources' ``log beta``
 (:func:`.approx_bandwidth_kernels.source_sums`; leaves are summed point by point, so ``theta = 0``
 is exact). Costs are the dense engine's over the stored entries: by columns over the matrix, by

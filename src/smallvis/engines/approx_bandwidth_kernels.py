@@ -1,7 +1,7 @@
 """Numba kernels of the per-point output bandwidths on the Barnes-Hut engine
 (:mod:`.approx_bandwidth`; compiled on first use and cached on disk): the output kernel
 evaluated at ``beta d2`` with the precision ``beta`` of each source point (:func:`beta_nodes`,
-:func:`source_sums`; the query point's is :func:`.bh_kernels.radial_sums` with ``beta``), and
+:func:`source_sums`; the query point's is :func:`.bh_radial_kernels.radial_sums` with ``beta``), and
 the terms over the stored entries of a sparse P (:func:`stored_attraction`, :func:`stored_cross`).
 
 Every point's sums are sequential over the same preordered tree (:func:`.bh_kernels.preorder`) in
@@ -17,19 +17,23 @@ import numpy as np
 from numba import prange
 
 from .._util.jit import njit
+from .bh_kernels import moments, second_moments
+from .bh_radial_kernels import H_REL, taylor
 from .radial_kernels import grad_factor, log_weight, radial, weight as radial_weight
 
 
 @njit(cache=True, error_model="numpy")
 def beta_nodes(Y, node, skip, order, c, logb):
     """The preordered tree (``node``, ``skip``, ``order`` of :func:`.bh_kernels.preorder`) with
-    the sources' charges ``c`` (n,, >= 0) and log-precisions ``logb`` (n,): rows of ``k + 5``,
-    the charge-weighted centre (k; a leaf keeps its location), the charge, the squared side, the
-    charge-weighted mean and standard deviation of ``log beta``, the number of points. Also
+    the sources' charges ``c`` (n,, >= 0) and log-precisions ``logb`` (n,): rows of
+    ``k + 5 + k (k + 1) / 2``, the charge-weighted centre (k; a leaf keeps its location), the
+    charge, the squared side, the charge-weighted mean and standard deviation of ``log beta``, the
+    number of points, the charge-weighted second moments about the centre
+    (:func:`.bh_kernels.second_moments`). Also
     ``first`` (m,): where a leaf's points start in ``order`` (its points are the next ones)."""
     m = skip.shape[0]
     k = Y.shape[1]
-    out = np.zeros((m, k + 5))
+    out = np.zeros((m, k + 5 + k * (k + 1) // 2))
     cy = np.zeros((m, k))
     mom = np.zeros((m, 3))  # charge, charge log b, charge (log b)^2
     first = np.zeros(m, dtype=np.int64)
@@ -66,17 +70,20 @@ def beta_nodes(Y, node, skip, order, c, logb):
             out[p, k + 2] = mean
             out[p, k + 3] = math.sqrt(var) if var > 0.0 else 0.0
         out[p, k + 4] = node[p, k]
+    second_moments(out, skip, k, k + 5)
     return out, first
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def source_sums(Y, bnode, skip, order, first, theta, eps, tol, code, kp, fn, c, beta, V):
+def source_sums(Y, bnode, skip, order, first, theta, eps, tol, code, kp, fn, c, beta, quad, V):
     """``V[i] = sum_{j != i} c_j beta_j fn(beta_j d2_ij) (y_i - y_j)`` at the sources' precisions
     (:func:`beta_nodes`' tree). Leaves are summed point by point with each point's own precision
     and location (exact but for the ``eps`` in ``d2``); a cell summarised from afar contributes its
     charge ``C`` at its centre as two half charges at the precisions ``exp(mu +- sigma)`` (``mu``,
     ``sigma`` the mean and deviation of its sources' ``log beta``: their first two moments kept);
-    a leaf within ``tol`` of ``y_i`` (the point itself, duplicates) is skipped."""
+    a leaf within ``tol`` of ``y_i`` (the point itself, duplicates) is skipped. With ``quad`` each
+    half charge also carries half the cell's second moment ``M`` (its quadrupole terms,
+    :func:`.bh_radial_kernels.radial_sums`, for ``psi(d2) = b fn(b d2)``)."""
     n, k = Y.shape
     m = skip.shape[0]
     theta2 = theta * theta
@@ -114,7 +121,26 @@ def source_sums(Y, bnode, skip, order, first, theta, eps, tol, code, kp, fn, c, 
             if not rec[k + 1] < theta2 * d2:
                 p += 1
                 continue
-            if rec[k] > 0.0:
+            if rec[k] > 0.0 and quad:
+                m00, m01, m02, m11, m12, m22 = moments(rec, k, k + 5)
+                q0 = m00 * e0 + m01 * e1 + m02 * e2
+                q1 = m01 * e0 + m11 * e1 + m12 * e2
+                q2 = m02 * e0 + m12 * e1 + m22 * e2
+                tr = m00 + m11 + m22
+                rmr2 = 2.0 * (e0 * q0 + e1 * q1 + e2 * q2)
+                for sign in (1.0, -1.0):
+                    b = math.exp(rec[k + 2] + sign * rec[k + 3])
+                    x = b * d2
+                    h = H_REL * x
+                    f, g1, g2 = taylor(fn, code, kp, 0.0, x, h, radial_weight(code, kp, x),
+                                       radial_weight(code, kp, x + h),
+                                       radial_weight(code, kp, x - h), b)
+                    f = 0.5 * b * (rec[k] * f + g1 * tr + g2 * rmr2)
+                    g1 *= b
+                    a0 += f * e0 + g1 * q0
+                    a1 += f * e1 + g1 * q1
+                    a2 += f * e2 + g1 * q2
+            elif rec[k] > 0.0:
                 hi = math.exp(rec[k + 2] + rec[k + 3])
                 lo = math.exp(rec[k + 2] - rec[k + 3])
                 f = 0.5 * rec[k] * (hi * radial(fn, code, kp, 0.0, hi * d2)

@@ -51,13 +51,14 @@ class BandwidthTree:
     def query(self, code, kp, scalars=(), vectors=()):
         """``(S (n, scalars), V (n, vectors, k))``: ``sum_{j != i} fn(beta_i d2_ij)`` and times
         ``y_i - y_j``."""
-        from .bh_kernels import radial_sums
+        from .bh_radial_kernels import radial_sums
 
         t = self.tree
         n, k = t.Y.shape
         S, V = np.empty((n, len(scalars))), np.empty((n, len(vectors), k))
         radial_sums(t.Y, t.node, t.skip, t.order, t.theta, t.eps, t.tol, code, kp, 0.0, self.beta,
-                    np.array(scalars, dtype=np.int64), np.array(vectors, dtype=np.int64), S, V)
+                    t.quad, np.array(scalars, dtype=np.int64), np.array(vectors, dtype=np.int64),
+                    S, V)
         return S, V
 
     def source(self, code, kp, fn, charges=None):
@@ -71,7 +72,7 @@ class BandwidthTree:
         bnode, first = kern.beta_nodes(t.Y, t.node, t.skip, t.order, c, self.logb)
         V = np.empty((n, k))
         kern.source_sums(t.Y, bnode, t.skip, t.order, first, t.theta, t.eps, t.tol, code, kp,
-                         int(fn), c, self.beta, V)
+                         int(fn), c, self.beta, t.quad, V)
         return V
 
 

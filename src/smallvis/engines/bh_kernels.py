@@ -33,7 +33,6 @@ from numba import prange
 
 from .._util.jit import njit
 from .output_kernel_functions import T_KERNEL
-from .radial_kernels import radial_of, weight as radial_weight
 
 # Deepest level a point is pushed to. A cell at this depth is 2^-50 (about 1e-15) of the root's
 # side: two points closer than that cannot be told apart at the scale of the embedding, so instead
@@ -187,10 +186,39 @@ def build_tree(Y, tol):
 
 
 @njit(cache=True, error_model="numpy")
+def second_moments(node, skip, k, base):
+    """Fill the ``k (k + 1) / 2`` columns from ``base`` of the preordered ``node`` (:func:`preorder`:
+    ``base = k + 2``, the last ones) with
+    each internal node's second moment about its centre, ``M = sum_j N_j (y_j - com)(y_j - com)^T``
+    over its points (``N_j``: the count or charge column ``k``), as ``M_00, M_01, .., M_0(k-1),
+    M_11, ..``: from its children's by the parallel-axis rule (children come after their parent:
+    bottom-up). A leaf's is 0 (its points are within ``tol`` of its location; leaves are summed as
+    points)."""
+    m = skip.shape[0]
+    nq = k * (k + 1) // 2
+    for p in range(m - 1, -1, -1):
+        for a in range(nq):
+            node[p, base + a] = 0.0
+        if skip[p] == p + 1:
+            continue
+        q = p + 1
+        while q < skip[p]:
+            nq_ = node[q, k]
+            a = 0
+            for d in range(k):
+                dd = node[q, d] - node[p, d]
+                for e in range(d, k):
+                    node[p, base + a] += node[q, base + a] + nq_ * dd * (node[q, e] - node[p, e])
+                    a += 1
+            q = skip[q]
+
+
+@njit(cache=True, error_model="numpy")
 def preorder(children, count, com, leaf, side):
     """The tree of :func:`build_tree` in depth-first preorder (children in slot order).
 
-    Returns ``node`` (m, k + 2), each row a node's centre of mass (k), count and squared side;
+    Returns ``node`` (m, k + 2 + k (k + 1) / 2), each row a node's centre of mass (k), count,
+    squared side and second moments (:func:`second_moments`);
     ``skip`` (m,), the position after the node's subtree (``skip[p] == p + 1``: a leaf); and
     ``order`` (n,), the points sorted by the position of their leaf: a space-filling order in
     which consecutive points visit nearly the same nodes, which keeps the traversal in cache.
@@ -214,7 +242,7 @@ def preorder(children, count, com, leaf, side):
                 pos[ch] = nxt
                 nxt += size[ch]
                 side2[ch] = 0.25 * side2[c]
-    node = np.empty((m, k + 2))
+    node = np.empty((m, k + 2 + k * (k + 1) // 2))
     skip = np.empty(m, dtype=np.int64)
     for c in range(m):
         p = pos[c]
@@ -223,6 +251,7 @@ def preorder(children, count, com, leaf, side):
         node[p, k] = count[c]
         node[p, k + 1] = side2[c]
         skip[p] = p + size[c]
+    second_moments(node, skip, k, k + 2)
     n = leaf.shape[0]  # a counting sort of the points by their leaf's position
     start = np.zeros(m + 1, dtype=np.int64)
     for i in range(n):
@@ -237,8 +266,22 @@ def preorder(children, count, com, leaf, side):
     return node, skip, order
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def moments(rec, k, b):
+    """The second moments ``M_00, M_01, M_02, M_11, M_12, M_22`` of a node row, from column ``b``
+    (:func:`second_moments`; the missing ones 0)."""
+    m00 = rec[b]
+    m01 = rec[b + 1] if k > 1 else 0.0
+    m02 = rec[b + 2] if k > 2 else 0.0
+    m11 = rec[b + k] if k > 1 else 0.0
+    m12 = rec[b + 4] if k > 2 else 0.0
+    m22 = rec[b + 5] if k > 2 else 0.0
+    return m00, m01, m02, m11, m12, m22
+
+
 @njit(parallel=True, cache=True, error_model="numpy")
-def repulsion_sums(Y, node, skip, order, theta, eps, tol, code, alpha, want_forces, zrow, R):
+def repulsion_sums(Y, node, skip, order, theta, eps, tol, code, alpha, want_forces, quad, zrow,
+                   R):
     """Barnes-Hut sums for every point ``i`` (``k = Y.shape[1]`` in 1, 2, 3) over the preordered
     tree (``node``, ``skip`` of :func:`preorder`; points visited in ``order``, which each point's
     sums do not depend on; a part of ``order`` visits those points only, the other rows of ``zrow``
@@ -251,6 +294,15 @@ def repulsion_sums(Y, node, skip, order, theta, eps, tol, code, alpha, want_forc
     ``side^2 < theta^2 d2``; leaves within ``tol`` of ``y_i`` in every coordinate (the point
     itself and the points merged with it) are skipped.
 
+    With ``quad`` a summarised internal node adds its quadrupole terms: for ``r = y_i - com_c``
+    and its second moment ``M`` (:func:`second_moments`), ``sum_j phi(|r - delta_j|^2) ~=
+    N phi + phi' tr M + 2 phi'' r^T M r`` (``phi = w``, derivatives in ``d2``) and
+    ``sum_j psi(|r - delta_j|^2) (r - delta_j) ~= r (N psi + psi' tr M + 2 psi'' r^T M r) +
+    2 psi' M r`` (``psi = w^(1 + alpha)``): with ``v = 1 / (1 + alpha d2)``, ``phi' = -w v``,
+    ``phi'' = (1 + alpha) w v^2``, ``psi = w v``, ``psi' = -(1 + alpha) w v^2``,
+    ``psi'' = (1 + alpha) (1 + 2 alpha) w v^3``. Leaves are summed as before (``theta = 0``:
+    the same numbers with or without).
+
     The coordinates are held in three scalars (the missing ones 0), so the loop keeps everything
     in registers whatever k.
     """
@@ -258,6 +310,8 @@ def repulsion_sums(Y, node, skip, order, theta, eps, tol, code, alpha, want_forc
     m = skip.shape[0]
     theta2 = theta * theta
     inv_alpha = 1.0 / alpha
+    c1 = 1.0 + alpha
+    c2 = (1.0 + alpha) * (1.0 + 2.0 * alpha)
     for t in prange(order.shape[0]):  # every point, or a transform's moving ones
         i = order[t]
         y0 = Y[i, 0]
@@ -275,7 +329,8 @@ def repulsion_sums(Y, node, skip, order, theta, eps, tol, code, alpha, want_forc
             e1 = y1 - rec[1] if k > 1 else 0.0
             e2 = y2 - rec[2] if k > 2 else 0.0
             d2 = eps + (e0 * e0 + e1 * e1 + e2 * e2)
-            if nxt == p + 1:  # a leaf: skipped when it is y_i's own location
+            leaf = nxt == p + 1
+            if leaf:  # a leaf: skipped when it is y_i's own location
                 if abs(e0) < tol and abs(e1) < tol and abs(e2) < tol:
                     p = nxt
                     continue
@@ -291,6 +346,22 @@ def repulsion_sums(Y, node, skip, order, theta, eps, tol, code, alpha, want_forc
                 w = math.exp(-math.log1p(ad2) * inv_alpha)
                 nw = rec[k] * w
                 f = nw / (1.0 + ad2)
+            if quad and not leaf:
+                v = w if code == T_KERNEL else 1.0 / (1.0 + alpha * d2)
+                m00, m01, m02, m11, m12, m22 = moments(rec, k, k + 2)
+                q0 = m00 * e0 + m01 * e1 + m02 * e2
+                q1 = m01 * e0 + m11 * e1 + m12 * e2
+                q2 = m02 * e0 + m12 * e1 + m22 * e2
+                tr = m00 + m11 + m22
+                rmr = e0 * q0 + e1 * q1 + e2 * q2
+                wv = w * v
+                wv2 = wv * v
+                nw += -wv * tr + 2.0 * c1 * wv2 * rmr
+                f += -c1 * wv2 * tr + 2.0 * c2 * wv2 * v * rmr
+                g = -2.0 * c1 * wv2
+                r0 += g * q0
+                r1 += g * q1
+                r2 += g * q2
             z += nw
             r0 += f * e0
             r1 += f * e1
@@ -303,123 +374,3 @@ def repulsion_sums(Y, node, skip, order, theta, eps, tol, code, alpha, want_forc
                 R[i, 1] = r1
             if k > 2:
                 R[i, 2] = r2
-
-
-@njit(cache=True, error_model="numpy")
-def charge_nodes(Y, node, skip, order, c):
-    """The preordered ``node`` array (:func:`preorder`) for point charges ``c`` (n,): each node's
-    count replaced by the sum of its points' charges and the centre of mass of an internal node by
-    their charge-weighted mean (a node whose charges sum to 0 keeps its centre). A leaf keeps its
-    location, which a point recognises as its own (its points are within ``tol`` of it: the
-    weighting would move it by rounding only, and a point would no longer skip itself). The points
-    of a leaf are the next ``count`` entries of ``order`` (leaves in preorder); a node's children
-    are the positions ``p + 1, skip[p + 1], ...`` before ``skip[p]``."""
-    m = skip.shape[0]
-    k = Y.shape[1]
-    out = node.copy()
-    cy = np.zeros((m, k))
-    charge = np.zeros(m)
-    t = 0
-    for p in range(m):
-        if skip[p] == p + 1:
-            for e in range(t, t + int(node[p, k])):
-                i = order[e]
-                charge[p] += c[i]
-                for d in range(k):
-                    cy[p, d] += c[i] * Y[i, d]
-            t += int(node[p, k])
-    for p in range(m - 1, -1, -1):
-        if skip[p] != p + 1:
-            q = p + 1
-            while q < skip[p]:
-                charge[p] += charge[q]
-                for d in range(k):
-                    cy[p, d] += cy[q, d]
-                q = skip[q]
-    for p in range(m):
-        out[p, k] = charge[p]
-        if charge[p] != 0.0 and skip[p] != p + 1:
-            for d in range(k):
-                out[p, d] = cy[p, d] / charge[p]
-    return out
-
-
-@njit(parallel=True, cache=True, error_model="numpy")
-def radial_sums(Y, node, skip, order, theta, eps, tol, code, kp, floor, beta, fs, fv, S, V):
-    """Barnes-Hut sums of radial functions (:mod:`.radial_kernels`) for every point ``i``, over the
-    preordered tree as :func:`repulsion_sums` (the same cells are summarised and skipped):
-    ``S[i, s] = sum_c N_c fs[s](d2)`` and ``V[i, v] = sum_c N_c fv[v](d2) (y_i - com_c)`` with
-    ``N_c`` the node's count or charge (:func:`charge_nodes`), ``d2 = eps + |com_c - y_i|^2``; at
-    most three scalar and two vector functions; ``kp``: the kernel's parameters (longer for the
-    pair terms ``PAIR_*``: :func:`.approx_pair_kernels.pair_kp`; NCVis's ``NCE_*``, with UMAP's
-    curve: :func:`.approx_nce_kernels.nce_kp`), ``floor``: ``WG``'s; ``beta`` (n,): each query
-    point's precision, the functions then read ``beta_i d2`` (the per-point bandwidths of
-    :mod:`.approx_bandwidth`), or empty for none. (numba's disk cache follows
-    this file, not :mod:`.radial_kernels`: edit this docstring when the radial functions change,
-    or a development tree keeps the old ones.)"""
-    n, k = Y.shape
-    m = skip.shape[0]
-    ns, nv = fs.shape[0], fv.shape[0]
-    theta2 = theta * theta
-    scaled = beta.shape[0] > 0
-    for t in prange(n):
-        i = order[t]
-        y0 = Y[i, 0]
-        y1 = Y[i, 1] if k > 1 else 0.0
-        y2 = Y[i, 2] if k > 2 else 0.0
-        s0 = 0.0
-        s1 = 0.0
-        s2 = 0.0
-        a0 = 0.0
-        a1 = 0.0
-        a2 = 0.0
-        b0 = 0.0
-        b1 = 0.0
-        b2 = 0.0
-        p = 0
-        while p < m:
-            nxt = skip[p]
-            rec = node[p]
-            e0 = y0 - rec[0]
-            e1 = y1 - rec[1] if k > 1 else 0.0
-            e2 = y2 - rec[2] if k > 2 else 0.0
-            d2 = eps + (e0 * e0 + e1 * e1 + e2 * e2)
-            if nxt == p + 1:
-                if abs(e0) < tol and abs(e1) < tol and abs(e2) < tol:
-                    p = nxt
-                    continue
-            elif not rec[k + 1] < theta2 * d2:
-                p += 1
-                continue
-            c = rec[k]
-            x = beta[i] * d2 if scaled else d2
-            w = radial_weight(code, kp, x)
-            if ns > 0:
-                s0 += c * radial_of(fs[0], code, kp, floor, x, w)
-            if ns > 1:
-                s1 += c * radial_of(fs[1], code, kp, floor, x, w)
-            if ns > 2:
-                s2 += c * radial_of(fs[2], code, kp, floor, x, w)
-            if nv > 0:
-                f = c * radial_of(fv[0], code, kp, floor, x, w)
-                a0 += f * e0
-                a1 += f * e1
-                a2 += f * e2
-            if nv > 1:
-                f = c * radial_of(fv[1], code, kp, floor, x, w)
-                b0 += f * e0
-                b1 += f * e1
-                b2 += f * e2
-            p = nxt
-        if ns > 0:
-            S[i, 0] = s0
-        if ns > 1:
-            S[i, 1] = s1
-        if ns > 2:
-            S[i, 2] = s2
-        for v in range(nv):
-            V[i, v, 0] = a0 if v == 0 else b0
-            if k > 1:
-                V[i, v, 1] = a1 if v == 0 else b1
-            if k > 2:
-                V[i, v, 2] = a2 if v == 0 else b2

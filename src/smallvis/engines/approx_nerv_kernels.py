@@ -124,3 +124,88 @@ def stored_logsumexp(indptr, indices, Y, beta, out):
                 d2 += diff * diff
             total += math.exp(-b * d2 - top)
         out[i] = top + math.log(total) if total > 0.0 else -math.inf
+
+
+# -- rows the FFT grid does not resolve (:func:`.approx_nerv.exact_rows`): every pair summed --------
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def row_terms(Y, rows, log_eps, log_norm, mass, rev, Fa, Fd):
+    """Over every point ``j != i`` (``i = rows[r]``): ``log_norm[r] = log sum_j exp(-d2_ij)``
+    (-inf: none) and, with ``q = exp(-d2_ij - log_norm[r])``, ``mass[r] = sum_j q``,
+    ``rev[r] = sum_j q (log q - log_eps)``, ``Fa[r] = sum_j q (y_i - y_j)`` and
+    ``Fd[r] = sum_j d2_ij q (y_i - y_j)``."""
+    n, k = Y.shape
+    for r in prange(rows.shape[0]):
+        i = rows[r]
+        top = -math.inf
+        for j in range(n):
+            if j != i:
+                d2 = 0.0
+                for d in range(k):
+                    diff = Y[i, d] - Y[j, d]
+                    d2 += diff * diff
+                if -d2 > top:
+                    top = -d2
+        total = 0.0
+        for j in range(n):
+            if j != i:
+                d2 = 0.0
+                for d in range(k):
+                    diff = Y[i, d] - Y[j, d]
+                    d2 += diff * diff
+                total += math.exp(-d2 - top)
+        ln = top + math.log(total) if total > 0.0 else -math.inf
+        log_norm[r] = ln
+        m = 0.0
+        acc = 0.0
+        a = np.zeros(3)
+        b = np.zeros(3)
+        e = np.zeros(3)
+        if total > 0.0:
+            for j in range(n):
+                if j == i:
+                    continue
+                d2 = 0.0
+                for d in range(k):
+                    e[d] = Y[i, d] - Y[j, d]
+                    d2 += e[d] * e[d]
+                q = math.exp(-d2 - ln)
+                m += q
+                acc += q * (-d2 - ln - log_eps)
+                for d in range(k):
+                    a[d] += q * e[d]
+                    b[d] += d2 * q * e[d]
+        mass[r] = m
+        rev[r] = acc
+        for d in range(k):
+            Fa[r, d] = a[d]
+            Fd[r, d] = b[d]
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def column_terms(Y, rows, log_norm, alpha, beta, F):
+    """``F[i] = sum_r (alpha[r] - beta[r] d2) exp(-d2 - log_norm[r]) (y_i - y_j)`` with
+    ``j = rows[r] != i`` and ``d2 = d2_ij``: the transposed stiffness of the listed rows, at every
+    point (each point sums the rows in their order)."""
+    n, k = Y.shape
+    for i in prange(n):
+        f0 = 0.0
+        f1 = 0.0
+        f2 = 0.0
+        for r in range(rows.shape[0]):
+            j = rows[r]
+            if j == i:
+                continue
+            e0 = Y[i, 0] - Y[j, 0]
+            e1 = Y[i, 1] - Y[j, 1] if k > 1 else 0.0
+            e2 = Y[i, 2] - Y[j, 2] if k > 2 else 0.0
+            d2 = e0 * e0 + e1 * e1 + e2 * e2
+            s = (alpha[r] - beta[r] * d2) * math.exp(-d2 - log_norm[r])
+            f0 += s * e0
+            f1 += s * e1
+            f2 += s * e2
+        F[i, 0] = f0
+        if k > 1:
+            F[i, 1] = f1
+        if k > 2:
+            F[i, 2] = f2

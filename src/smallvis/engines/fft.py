@@ -234,7 +234,10 @@ class GridSums:
     point's own interpolated ``c_i phi`` (:func:`.fft_kernels.self_weights`); a vector sum is
     ``y_i Phi_i - Phi^y_i`` of the potentials of the charges ``c`` and ``c y``. A ``floor`` is
     applied to the sampled ``WG`` once ``Z`` is known (one spectrum, no extra transform). The
-    requests without charges share one forward transform (the first one's)."""
+    requests without charges share one forward transform (the first one's). The sums are linear
+    in the charges, which may have any sign (``signed_charges``)."""
+
+    signed_charges = True
 
     def __init__(self, engine: FFTEngine, Y: np.ndarray):
         from . import fft_kernels as kern

@@ -73,11 +73,11 @@ def _prepared(state):
 def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
     """``(pcost (n,) or None, gradient (n, k) or None)`` of JSE at ``Y``, exaggeration ``f``."""
     from . import approx_jse_kernels as kern
-    from .approx_nerv import _charged_forces, column_sums, exact_rows, row_sums
+    from .approx_nerv import _charged_forces, column_sums, exact_rows, row_sums, vector_functions
     from .approx_nerv_kernels import NO_BETA, stored_logsumexp
     from .approx_terms import Sums
     from .exact_kernels import kernel_params
-    from .radial_kernels import W, WG
+    from .radial_kernels import W
 
     if not (cost or grad):
         return None, None
@@ -90,7 +90,8 @@ def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
     n, k = Y.shape
     kp = kernel_params()
     summer = _radial(engine, Y, eps)
-    Z, S, V = summer.sums(Sums(GAUSSIAN, kp, scalars=(W,), vectors=(WG,) if grad else ()))
+    vec = vector_functions(summer)[0]  # WG, or W on a grid (.approx_nerv)
+    Z, S, V = summer.sums(Sums(GAUSSIAN, kp, scalars=(W,), vectors=(vec,) if grad else ()))
     P, Pt = _prepared(state)
     norm = S[:, 0] if row else np.full(n, Z)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -130,7 +131,7 @@ def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
         if row:
             back = np.empty((n, k))  # sum_j dK_ji (y_i - y_j) over the stored (j, i)
             kern.stored_forces(*Pt, Y, u, v, shift, kappa, False, back)
-            other = _charged_forces(summer, kp, WG, a)
+            other = _charged_forces(summer, kp, vec, a)
             if exact.size:
                 other = other + column_sums(Y, exact, log_norm[exact], alpha,
                                             np.zeros(exact.size))

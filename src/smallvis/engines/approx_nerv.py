@@ -69,6 +69,13 @@ def _charged_forces(summer, kp, fn, c):
     return 0.0 if total is None else total
 
 
+def vector_functions(summer):
+    """The radial functions of the force sums: ``WG`` and ``WG_LOG_W``, which for the Gaussian
+    (``g = 1``) are ``W`` and ``W_LOG_W``, asked for as such on a grid (``signed_charges``), whose
+    requests then share two kernel spectra."""
+    return (W, W_LOG_W) if getattr(summer, "signed_charges", False) else (WG, WG_LOG_W)
+
+
 def exact_rows(summer, S0):
     """The rows whose all-pairs sums are taken over every pair rather than from ``summer``: on a
     grid (``signed_charges``: sums with an absolute error), those whose sum of weights ``S0`` is
@@ -117,8 +124,8 @@ def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
     n, k = Y.shape
     kp = kernel_params()
     summer = engine.radial(Y, eps)
-    Z, S, V = summer.sums(Sums(GAUSSIAN, kp, scalars=(W, W_LOG_W),
-                               vectors=(WG, WG_LOG_W) if grad else ()))
+    vec = vector_functions(summer)
+    Z, S, V = summer.sums(Sums(GAUSSIAN, kp, scalars=(W, W_LOG_W), vectors=vec if grad else ()))
     from . import approx_nerv_kernels as kern
 
     P, Pt = _prepared(state, row)
@@ -166,8 +173,8 @@ def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
         stored = np.empty((n, k))
         kern.stored_forces(*P, Y, kern.NO_BETA, f, log_norm, shift, lam, eps, True, stored)
         if row:
-            other = (lam * eps * moment + _charged_forces(summer, kp, WG, a)
-                     + (_charged_forces(summer, kp, WG_LOG_W, b) if lam != 1.0 else 0.0))
+            other = (lam * eps * moment + _charged_forces(summer, kp, vec[0], a)
+                     + (_charged_forces(summer, kp, vec[1], b) if lam != 1.0 else 0.0))
             if exact.size:
                 other = other + column_sums(Y, exact, log_norm[exact], alpha, beta)
             back = np.empty((n, k))  # sum_j dk_ji (y_i - y_j) over the stored (j, i)

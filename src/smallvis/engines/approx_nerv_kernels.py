@@ -146,35 +146,33 @@ def row_terms(Y, rows, log_eps, log_norm, mass, rev, Fa, Fd):
                     d2 += diff * diff
                 if -d2 > top:
                     top = -d2
+        # one pass with the weights relative to the largest, w' = exp(-d2 - top); q = w' / total
         total = 0.0
-        for j in range(n):
-            if j != i:
-                d2 = 0.0
-                for d in range(k):
-                    diff = Y[i, d] - Y[j, d]
-                    d2 += diff * diff
-                total += math.exp(-d2 - top)
-        ln = top + math.log(total) if total > 0.0 else -math.inf
-        log_norm[r] = ln
-        m = 0.0
         acc = 0.0
         a = np.zeros(3)
         b = np.zeros(3)
         e = np.zeros(3)
-        if total > 0.0:
-            for j in range(n):
-                if j == i:
-                    continue
-                d2 = 0.0
-                for d in range(k):
-                    e[d] = Y[i, d] - Y[j, d]
-                    d2 += e[d] * e[d]
-                q = math.exp(-d2 - ln)
-                m += q
-                acc += q * (-d2 - ln - log_eps)
-                for d in range(k):
-                    a[d] += q * e[d]
-                    b[d] += d2 * q * e[d]
+        for j in range(n):
+            if j == i:
+                continue
+            d2 = 0.0
+            for d in range(k):
+                e[d] = Y[i, d] - Y[j, d]
+                d2 += e[d] * e[d]
+            w = math.exp(-d2 - top)
+            total += w
+            acc -= w * d2
+            for d in range(k):
+                a[d] += w * e[d]
+                b[d] += d2 * w * e[d]
+        ln = top + math.log(total) if total > 0.0 else -math.inf
+        log_norm[r] = ln
+        inv = 1.0 / total if total > 0.0 else 0.0
+        m = total * inv
+        acc = acc * inv - (ln + log_eps) * m
+        for d in range(k):
+            a[d] *= inv
+            b[d] *= inv
         mass[r] = m
         rev[r] = acc
         for d in range(k):

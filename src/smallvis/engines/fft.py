@@ -261,17 +261,23 @@ class GridSums:
         kern.sort_by_column(self.cell[:, 0], self.n_boxes, self.start, self.order)
         self.Yc = Y - (lo + 0.5 * self.n_boxes * self.h)
         self._uncharged = None  # the spectra of the charges 1 and y (the first request's)
+        self._kernels = {}  # (fn, code, kp, floor): its spectrum and samples, shared by requests
 
     def _samples(self, fn, req, floor=0.0):
-        """The spectrum of ``fn`` on the node grid and its samples on one quadrant."""
+        """The spectrum of ``fn`` on the node grid and its samples on one quadrant (the first
+        ``p x p``: all the self terms read), made once per set-up."""
         import numba
 
         from . import fft_kernels as kern
 
-        k = self.Y.shape[1]
-        quad = np.empty((self.L + 1 if k == 2 else 1, self.L + 1))
-        kern.radial_samples(fn, req.code, req.kp, floor, self.h / self.p, quad)
-        return _spectrum(quad, k, numba.get_num_threads()), quad
+        key = (fn, req.code, np.asarray(req.kp, dtype=np.float64).tobytes(), float(floor))
+        if key not in self._kernels:
+            k = self.Y.shape[1]
+            quad = np.empty((self.L + 1 if k == 2 else 1, self.L + 1))
+            kern.radial_samples(fn, req.code, req.kp, floor, self.h / self.p, quad)
+            self._kernels[key] = (_spectrum(quad, k, numba.get_num_threads()),
+                                  quad[:self.p, :self.p].copy())
+        return self._kernels[key]
 
     def sums(self, req):
         """``(Z, S (n, scalars), V (n, vectors, k))`` for a :class:`~.approx_terms.Sums` request."""

@@ -66,3 +66,30 @@ def test_the_rows_summed_apart_do_not_depend_on_the_number_of_threads(name):
     finally:
         numba.set_num_threads(before)
     assert np.array_equal(out[0][0], out[1][0]) and np.array_equal(out[0][1], out[1][1])
+
+
+def test_rows_summed_apart_match_every_pair():
+    """The scan along the first coordinate leaves out only weights under exp(-60) of a row's
+    largest: the sums over every pair to rounding."""
+    rng = np.random.default_rng(5)
+    Y = rng.normal(scale=3.0, size=(400, 2))
+    Y[:5] += 12.0 * rng.normal(size=(5, 2))
+    rows = np.array([0, 1, 2, 3, 4, 17, 200], dtype=np.int64)
+    log_norm, mass, rev, Fa, Fd = approx_nerv.row_sums(Y, rows, 1e-12)
+    alpha, beta = rng.normal(size=7), rng.normal(size=7)
+    C = approx_nerv.column_sums(Y, rows, log_norm, alpha, beta)
+    C_all = np.zeros_like(Y)
+    for r, i in enumerate(rows):
+        dy = Y[i] - Y
+        d2 = np.sum(dy * dy, axis=1)
+        d2[i] = np.inf
+        ln = np.log(np.sum(np.exp(-d2)))
+        q = np.exp(-d2 - ln)
+        d2[i] = 0.0  # q_ii = 0
+        np.testing.assert_allclose(log_norm[r], ln, rtol=1e-12)
+        np.testing.assert_allclose(mass[r], 1.0, rtol=1e-12)
+        np.testing.assert_allclose(rev[r], np.sum(q * (-d2 - ln - np.log(1e-12))), rtol=1e-10)
+        np.testing.assert_allclose(Fa[r], q @ dy, rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(Fd[r], (d2 * q) @ dy, rtol=1e-10, atol=1e-14)
+        C_all -= ((alpha[r] - beta[r] * d2) * q)[:, None] * dy
+    np.testing.assert_allclose(C, C_all, rtol=1e-9, atol=1e-14 * np.abs(C_all).max())

@@ -93,19 +93,24 @@ def row_sums(Y, rows, eps):
     from .approx_nerv_kernels import row_terms
 
     m, k = rows.shape[0], Y.shape[1]
+    order = np.argsort(Y[:, 0], kind="stable")
     out = np.empty(m), np.empty(m), np.empty(m), np.empty((m, k)), np.empty((m, k))
-    row_terms(Y, rows, math.log(eps), *out)
+    row_terms(Y, order, np.ascontiguousarray(Y[order, 0]), rows, math.log(eps), *out)
     return out
 
 
 def column_sums(Y, rows, log_norm, alpha, beta):
     """``sum_r (alpha_r - beta_r d2) q_ir (y_i - y_r)`` at every point ``i`` over the listed rows
     ``r`` (:func:`.approx_nerv_kernels.column_terms`)."""
-    from .approx_nerv_kernels import column_terms
+    from .approx_nerv_kernels import CUT, column_terms
 
+    by_x = np.argsort(Y[rows, 0], kind="stable")
+    log_norm = np.ascontiguousarray(log_norm[by_x], dtype=np.float64)
+    reach = math.sqrt(max(0.0, float(np.max(CUT - log_norm, initial=0.0))))
     F = np.empty(Y.shape)
-    column_terms(Y, rows, log_norm, np.ascontiguousarray(alpha, dtype=np.float64),
-                 np.ascontiguousarray(beta, dtype=np.float64), F)
+    column_terms(Y, np.ascontiguousarray(rows[by_x]), np.ascontiguousarray(Y[rows[by_x], 0]),
+                 reach, log_norm, np.ascontiguousarray(np.asarray(alpha)[by_x], dtype=np.float64),
+                 np.ascontiguousarray(np.asarray(beta)[by_x], dtype=np.float64), F)
     return F
 
 

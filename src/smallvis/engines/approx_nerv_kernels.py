@@ -174,36 +174,46 @@ def row_terms(Y, order, xs, rows, log_eps, log_norm, mass, rev, Fa, Fd):
         # one pass with the weights relative to the largest, w' = exp(-d2 - top); q = w' / total
         total = 0.0
         acc = 0.0
-        a = np.zeros(3)
-        b = np.zeros(3)
-        e = np.zeros(3)
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        b0 = 0.0
+        b1 = 0.0
+        b2 = 0.0
         for t in range(lo, hi):
             j = order[t]
             if j == i:
                 continue
-            d2 = 0.0
-            for d in range(k):
-                e[d] = Y[i, d] - Y[j, d]
-                d2 += e[d] * e[d]
+            e0 = Y[i, 0] - Y[j, 0]
+            e1 = Y[i, 1] - Y[j, 1] if k > 1 else 0.0
+            e2 = Y[i, 2] - Y[j, 2] if k > 2 else 0.0
+            d2 = e0 * e0 + e1 * e1 + e2 * e2
+            if d2 + top > CUT:  # d2 - d2_min: a weight under exp(-CUT) of the largest
+                continue
             w = math.exp(-d2 - top)
             total += w
             acc -= w * d2
-            for d in range(k):
-                a[d] += w * e[d]
-                b[d] += d2 * w * e[d]
+            a0 += w * e0
+            a1 += w * e1
+            a2 += w * e2
+            b0 += d2 * w * e0
+            b1 += d2 * w * e1
+            b2 += d2 * w * e2
         ln = top + math.log(total) if total > 0.0 else -math.inf
         log_norm[r] = ln
         inv = 1.0 / total if total > 0.0 else 0.0
         m = total * inv
         acc = acc * inv - (ln + log_eps) * m
-        for d in range(k):
-            a[d] *= inv
-            b[d] *= inv
         mass[r] = m
         rev[r] = acc
-        for d in range(k):
-            Fa[r, d] = a[d]
-            Fd[r, d] = b[d]
+        Fa[r, 0] = a0 * inv
+        Fd[r, 0] = b0 * inv
+        if k > 1:
+            Fa[r, 1] = a1 * inv
+            Fd[r, 1] = b1 * inv
+        if k > 2:
+            Fa[r, 2] = a2 * inv
+            Fd[r, 2] = b2 * inv
 
 
 @njit(parallel=True, cache=True, error_model="numpy")

@@ -27,6 +27,7 @@ def stored_sums(indptr, indices, data, Y, beta, f, log_norm, eps, rev, fwd):
     ``fwd[i] = sum p log(p / qf) - eps log(eps / q)``."""
     n, k = Y.shape
     log_eps = math.log(eps)
+    q_floor = math.exp(log_eps)  # qf where q is floored (else q itself: the same bits as exp(lqf))
     scaled = beta.shape[0] > 0
     for i in prange(n):
         y0 = Y[i, 0]
@@ -42,7 +43,7 @@ def stored_sums(indptr, indices, data, Y, beta, f, log_norm, eps, rev, fwd):
             lq = -(beta[i] if scaled else 1.0) * (e0 * e0 + e1 * e1 + e2 * e2) - log_norm[i]
             q = math.exp(lq)
             lqf = lq if lq > log_eps else log_eps
-            qf = math.exp(lqf)
+            qf = q if lq > log_eps else q_floor
             p = f * data[e]
             if p < eps:
                 p = eps
@@ -63,6 +64,7 @@ def stored_forces(indptr, indices, data, Y, beta, f, log_norm, shift, lam, eps, 
     (``beta`` empty: 1)."""
     n, k = Y.shape
     log_eps = math.log(eps)
+    q_floor = math.exp(log_eps)  # qf where q is floored (else q itself: the same bits as exp(lqf))
     scaled = beta.shape[0] > 0
     for i in prange(n):
         y0 = Y[i, 0]
@@ -81,7 +83,7 @@ def stored_forces(indptr, indices, data, Y, beta, f, log_norm, shift, lam, eps, 
             lq = -bo * (e0 * e0 + e1 * e1 + e2 * e2) - log_norm[o]
             q = math.exp(lq)
             lqf = lq if lq > log_eps else log_eps
-            qf = math.exp(lqf)
+            qf = q if lq > log_eps else q_floor
             p = f * data[e]
             if p < eps:
                 p = eps

@@ -73,11 +73,11 @@ def _prepared(state):
 def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
     """``(pcost (n,) or None, gradient (n, k) or None)`` of JSE at ``Y``, exaggeration ``f``."""
     from . import approx_jse_kernels as kern
-    from .approx_nerv import _charged_forces
+    from .approx_nerv import _charged_forces, column_sums, exact_rows, row_sums, vector_functions
     from .approx_nerv_kernels import NO_BETA, stored_logsumexp
     from .approx_terms import Sums
     from .exact_kernels import kernel_params
-    from .radial_kernels import W, WG
+    from .radial_kernels import W
 
     if not (cost or grad):
         return None, None
@@ -90,7 +90,8 @@ def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
     n, k = Y.shape
     kp = kernel_params()
     summer = _radial(engine, Y, eps)
-    Z, S, V = summer.sums(Sums(GAUSSIAN, kp, scalars=(W,), vectors=(WG,) if grad else ()))
+    vec = vector_functions(summer)[0]  # WG, or W on a grid (.approx_nerv)
+    Z, S, V = summer.sums(Sums(GAUSSIAN, kp, scalars=(W,), vectors=(vec,) if grad else ()))
     P, Pt = _prepared(state)
     norm = S[:, 0] if row else np.full(n, Z)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -99,13 +100,22 @@ def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
         lse = np.empty(n)
         stored_logsumexp(P[0], P[1], Y, NO_BETA, lse)
         log_norm = np.fmax(log_norm, lse)
+        exact = exact_rows(summer, S[:, 0])
+        if exact.size:  # every pair of the rows a grid does not resolve (.approx_nerv)
+            ex_norm, ex_mass, _, Fa, _ = row_sums(Y, exact, eps)
+            log_norm[exact] = ex_norm
         norm = np.exp(log_norm)
+    else:
+        exact = np.empty(0, dtype=np.int64)
     inv = np.divide(1.0, norm, out=np.zeros(n), where=norm > 0)
+    inv[exact] = 0.0  # their all-pairs terms are summed apart
 
     kq_stored, fwd_stored = np.empty(n), np.empty(n)
     u, v = np.empty(P[2].shape[0]), np.empty(P[2].shape[0])
     kern.stored_sums(*P, Y, f, log_norm, kappa, eps, bool(cost), kq_stored, fwd_stored, u, v)
     kq = c * S[:, 0] * inv + kq_stored  # sum_j q log(q / M) per row (the dense engine's attribution)
+    if exact.size:
+        kq[exact] += c * ex_mass
     pcost = G = None
     if cost:
         pcost = (n * eps * log_eps + fwd_stored) / (1.0 - kappa) + kq / kappa
@@ -113,12 +123,19 @@ def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
         shift = kq if row else np.full(n, kq.sum())
         a = -(c - shift) / kappa * inv  # the counted stiffness is a_i w_ij
         own = a[:, None] * V[:, 0]
+        if exact.size:
+            alpha = -(c - shift[exact]) / kappa
+            own[exact] += alpha[:, None] * Fa
         stored = np.empty((n, k))
         kern.stored_forces(P[0], P[1], P[0], Y, u, v, shift, kappa, True, stored)
         if row:
             back = np.empty((n, k))  # sum_j dK_ji (y_i - y_j) over the stored (j, i)
             kern.stored_forces(*Pt, Y, u, v, shift, kappa, False, back)
-            G = 2.0 * (own + _charged_forces(summer, kp, WG, a) + stored + back)
+            other = _charged_forces(summer, kp, vec, a)
+            if exact.size:
+                other = other + column_sums(Y, exact, log_norm[exact], alpha,
+                                            np.zeros(exact.size))
+            G = 2.0 * (own + other + stored + back)
         else:
             G = 4.0 * (own + stored)
     return pcost, G

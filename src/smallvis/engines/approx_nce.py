@@ -92,7 +92,7 @@ def evaluate_nce(engine, plan, method, state, Y, f, *, cost, grad):
     if not (cost or grad):
         return None, None
     from ..methods.ncvis import profile_logz
-    from .approx_nce_kernels import nce_kp, stored_dq, stored_terms
+    from .approx_nce_kernels import nce_kp, stored_curve, stored_dq_at, stored_terms
     from .approx_terms import Sums
     from .radial_kernels import NCE_COST, NCE_FORCE, NCE_SIG, NCE_SIG2
 
@@ -108,6 +108,8 @@ def evaluate_nce(engine, plan, method, state, Y, f, *, cost, grad):
     lnp = math.log(nu) - math.log(n * (n - 1.0))
     summer = engine.radial(Y, EPS)
     F, dF = np.empty(n), np.empty(n)
+    qhat = np.empty(csr[1].shape[0])  # the stored entries' curve, for every Newton step
+    stored_curve(csr[0], csr[1], Y, a, b, qhat)
 
     def ec(Q):  # e^t = qhat ec
         with np.errstate(over="ignore"):
@@ -116,7 +118,7 @@ def evaluate_nce(engine, plan, method, state, Y, f, *, cost, grad):
     def dQ(Q):
         c = ec(Q)
         S = summer.sums(Sums(plan.code, nce_kp(a, b, c), (NCE_SIG, NCE_SIG2)))[1]
-        stored_dq(*csr, Y, f, a, b, c, F, dF)
+        stored_dq_at(csr[0], csr[2], qhat, f, c, F, dF)
         return (float(np.sum(F)) - float(np.sum(neg * S[:, 0])),
                 float(np.sum(dF)) + float(np.sum(neg * S[:, 1])))
 

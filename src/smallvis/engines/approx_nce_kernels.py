@@ -71,24 +71,37 @@ def nce_term(which, kp, x, qhat):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def stored_dq(indptr, indices, data, Y, f, a, b, ec, F, dF):
-    """Per row ``i`` of the CSR matrix P, over its stored entries (``p = f P_ij``): ``F_i = sum_j p
-    (1 - sigma)`` and ``dF_i = sum_j p sigma (1 - sigma)``, the data terms of ``dC/dQ`` and
-    ``d2C/dQ2``. Rows are independent: the result does not depend on the number of threads."""
+def stored_curve(indptr, indices, Y, a, b, qhat):
+    """``qhat`` (UMAP's curve, :func:`_curve`) of every stored entry of P at ``Y`` (-1 on the
+    diagonal), made once per evaluation for the Newton steps' passes (:func:`stored_dq_at`)."""
     n, k = Y.shape
     for i in prange(n):
-        s1 = 0.0
-        s2 = 0.0
         for e in range(indptr[i], indptr[i + 1]):
             j = indices[e]
             if j == i:
+                qhat[e] = -1.0
                 continue
             x = 0.0
             for d in range(k):
                 diff = Y[i, d] - Y[j, d]
                 x += diff * diff
-            qhat, _ = _curve(a, b, x)
-            sig, om = _logistic(qhat * ec)
+            qhat[e], _ = _curve(a, b, x)
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def stored_dq_at(indptr, data, qhat, f, ec, F, dF):
+    """Per row ``i`` of the CSR matrix P, over its stored entries (``p = f P_ij``, ``qhat`` of
+    :func:`stored_curve`): ``F_i = sum_j p (1 - sigma)`` and ``dF_i = sum_j p sigma (1 - sigma)``,
+    the data terms of ``dC/dQ`` and ``d2C/dQ2``. Rows are independent: the result does not depend
+    on the number of threads."""
+    n = indptr.shape[0] - 1
+    for i in prange(n):
+        s1 = 0.0
+        s2 = 0.0
+        for e in range(indptr[i], indptr[i + 1]):
+            if qhat[e] < 0.0:
+                continue
+            sig, om = _logistic(qhat[e] * ec)
             p = f * data[e]
             s1 += p * om
             s2 += p * sig * om

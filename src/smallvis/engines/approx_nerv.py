@@ -31,6 +31,10 @@ from .radial_kernels import W, W_LOG_W, WG, WG_LOG_W
 
 GAUSSIAN = 1
 _DATA_KEY = "_sparse_engine_nerv"
+# a row-normalised Q on a grid whose sums are exact to an absolute error (the FFT engine's,
+# ``signed_charges``) sums every pair of the rows whose grid sum of weights is under this
+# (:func:`exact_rows`)
+GRID_RESOLVED = 0.1
 
 
 def _prepared(state, row):
@@ -48,10 +52,13 @@ def _prepared(state, row):
 
 
 def _charged_forces(summer, kp, fn, c):
-    """``sum_{j != i} c_j fn(d2_ij) (y_i - y_j)`` for charges of any sign (a tree summarises a cell
-    by its charge-weighted centre: the positive and negative charges are summed apart)."""
+    """``sum_{j != i} c_j fn(d2_ij) (y_i - y_j)`` for charges of any sign: one request where the
+    sums are linear in the charges (``signed_charges``: the FFT grid's); else the positive and
+    negative charges summed apart (a tree summarises a cell by its charge-weighted centre)."""
     from .approx_terms import Sums
 
+    if getattr(summer, "signed_charges", False):
+        return summer.sums(Sums(GAUSSIAN, kp, vectors=(fn,), charges=c))[2][:, 0]
     total = None
     for sign in (1.0, -1.0):
         part = np.maximum(sign * c, 0.0)
@@ -60,6 +67,51 @@ def _charged_forces(summer, kp, fn, c):
         V = sign * summer.sums(Sums(GAUSSIAN, kp, vectors=(fn,), charges=part))[2][:, 0]
         total = V if total is None else total + V
     return 0.0 if total is None else total
+
+
+def vector_functions(summer):
+    """The radial functions of the force sums: ``WG`` and ``WG_LOG_W``, which for the Gaussian
+    (``g = 1``) are ``W`` and ``W_LOG_W``, asked for as such on a grid (``signed_charges``), whose
+    requests then share two kernel spectra."""
+    return (W, W_LOG_W) if getattr(summer, "signed_charges", False) else (WG, WG_LOG_W)
+
+
+def exact_rows(summer, S0):
+    """The rows whose all-pairs sums are taken over every pair rather than from ``summer``: on a
+    grid (``signed_charges``: sums with an absolute error), those whose sum of weights ``S0`` is
+    under :data:`GRID_RESOLVED` (or not finite). A row-normalised Q divides them by that sum: a
+    point far from every other (``S0`` 1e-16 at 70,000 points, grid error 3e-13) would get
+    forces of 1e134 and charge its neighbours with them; a tree's error is relative and keeps its
+    sums (none are listed)."""
+    if not getattr(summer, "signed_charges", False):
+        return np.empty(0, dtype=np.int64)
+    return np.flatnonzero(~(S0 >= GRID_RESOLVED)).astype(np.int64)
+
+
+def row_sums(Y, rows, eps):
+    """``(log_norm, mass, rev, Fa, Fd)`` of :func:`.approx_nerv_kernels.row_terms` at ``rows``."""
+    from .approx_nerv_kernels import row_terms
+
+    m, k = rows.shape[0], Y.shape[1]
+    order = np.argsort(Y[:, 0], kind="stable")
+    out = np.empty(m), np.empty(m), np.empty(m), np.empty((m, k)), np.empty((m, k))
+    row_terms(Y, order, np.ascontiguousarray(Y[order, 0]), rows, math.log(eps), *out)
+    return out
+
+
+def column_sums(Y, rows, log_norm, alpha, beta):
+    """``sum_r (alpha_r - beta_r d2) q_ir (y_i - y_r)`` at every point ``i`` over the listed rows
+    ``r`` (:func:`.approx_nerv_kernels.column_terms`)."""
+    from .approx_nerv_kernels import CUT, column_terms
+
+    by_x = np.argsort(Y[rows, 0], kind="stable")
+    log_norm = np.ascontiguousarray(log_norm[by_x], dtype=np.float64)
+    reach = math.sqrt(max(0.0, float(np.max(CUT - log_norm, initial=0.0))))
+    F = np.empty(Y.shape)
+    column_terms(Y, np.ascontiguousarray(rows[by_x]), np.ascontiguousarray(Y[rows[by_x], 0]),
+                 reach, log_norm, np.ascontiguousarray(np.asarray(alpha)[by_x], dtype=np.float64),
+                 np.ascontiguousarray(np.asarray(beta)[by_x], dtype=np.float64), F)
+    return F
 
 
 def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
@@ -77,8 +129,8 @@ def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
     n, k = Y.shape
     kp = kernel_params()
     summer = engine.radial(Y, eps)
-    Z, S, V = summer.sums(Sums(GAUSSIAN, kp, scalars=(W, W_LOG_W),
-                               vectors=(WG, WG_LOG_W) if grad else ()))
+    vec = vector_functions(summer)
+    Z, S, V = summer.sums(Sums(GAUSSIAN, kp, scalars=(W, W_LOG_W), vectors=vec if grad else ()))
     from . import approx_nerv_kernels as kern
 
     P, Pt = _prepared(state, row)
@@ -90,14 +142,23 @@ def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
         lse = np.empty(n)
         kern.stored_logsumexp(P[0], P[1], Y, kern.NO_BETA, lse)
         log_norm = np.fmax(log_norm, lse)
+        exact = exact_rows(summer, S[:, 0])
+        if exact.size:  # every pair of the rows the grid does not resolve
+            ex_norm, _, ex_rev, Fa, Fd = row_sums(Y, exact, eps)
+            log_norm[exact] = ex_norm  # over every pair: at least the stored ones' lse
         norm = np.exp(log_norm)
+    else:
+        exact = np.empty(0, dtype=np.int64)
     # a row whose normaliser underflows has all-pairs sums 0: they add nothing (not 0 / 0)
     inv = np.divide(1.0, norm, out=np.zeros(n), where=norm > 0)
+    inv[exact] = 0.0  # their all-pairs terms are summed apart
 
     # the reverse KL per row: every pair at P = eps, then the stored pairs' difference
     rev_stored, fwd_stored = np.empty(n), np.empty(n)
     kern.stored_sums(*P, Y, kern.NO_BETA, f, log_norm, eps, rev_stored, fwd_stored)
     rev = (S[:, 1] - (log_norm + log_eps) * S[:, 0]) * inv + rev_stored
+    if exact.size:
+        rev[exact] += ex_rev
     Yc = Y - Y.mean(axis=0)
     pcost = G = None
     if cost:
@@ -110,11 +171,17 @@ def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
         b = -(1.0 - lam) * inv
         moment = n * Yc  # sum_j (y_i - y_j)
         own = lam * eps * moment + a[:, None] * V[:, 0] + b[:, None] * V[:, 1]
+        if exact.size:  # the stiffness (alpha + beta log w) q with a = alpha / N, b = beta / N
+            alpha = -lam + (1.0 - lam) * (log_eps + log_norm[exact] + shift[exact])
+            beta = np.full(exact.size, -(1.0 - lam))
+            own[exact] += alpha[:, None] * Fa - beta[:, None] * Fd
         stored = np.empty((n, k))
         kern.stored_forces(*P, Y, kern.NO_BETA, f, log_norm, shift, lam, eps, True, stored)
         if row:
-            other = (lam * eps * moment + _charged_forces(summer, kp, WG, a)
-                     + (_charged_forces(summer, kp, WG_LOG_W, b) if lam != 1.0 else 0.0))
+            other = (lam * eps * moment + _charged_forces(summer, kp, vec[0], a)
+                     + (_charged_forces(summer, kp, vec[1], b) if lam != 1.0 else 0.0))
+            if exact.size:
+                other = other + column_sums(Y, exact, log_norm[exact], alpha, beta)
             back = np.empty((n, k))  # sum_j dk_ji (y_i - y_j) over the stored (j, i)
             kern.stored_forces(*Pt, Y, kern.NO_BETA, f, log_norm, shift, lam, eps, False, back)
             G = 2.0 * (own + other + stored + back)

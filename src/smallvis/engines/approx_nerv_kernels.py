@@ -27,6 +27,7 @@ def stored_sums(indptr, indices, data, Y, beta, f, log_norm, eps, rev, fwd):
     ``fwd[i] = sum p log(p / qf) - eps log(eps / q)``."""
     n, k = Y.shape
     log_eps = math.log(eps)
+    q_floor = math.exp(log_eps)  # qf where q is floored (else q itself: the same bits as exp(lqf))
     scaled = beta.shape[0] > 0
     for i in prange(n):
         y0 = Y[i, 0]
@@ -42,7 +43,7 @@ def stored_sums(indptr, indices, data, Y, beta, f, log_norm, eps, rev, fwd):
             lq = -(beta[i] if scaled else 1.0) * (e0 * e0 + e1 * e1 + e2 * e2) - log_norm[i]
             q = math.exp(lq)
             lqf = lq if lq > log_eps else log_eps
-            qf = math.exp(lqf)
+            qf = q if lq > log_eps else q_floor
             p = f * data[e]
             if p < eps:
                 p = eps
@@ -63,6 +64,7 @@ def stored_forces(indptr, indices, data, Y, beta, f, log_norm, shift, lam, eps, 
     (``beta`` empty: 1)."""
     n, k = Y.shape
     log_eps = math.log(eps)
+    q_floor = math.exp(log_eps)  # qf where q is floored (else q itself: the same bits as exp(lqf))
     scaled = beta.shape[0] > 0
     for i in prange(n):
         y0 = Y[i, 0]
@@ -81,7 +83,7 @@ def stored_forces(indptr, indices, data, Y, beta, f, log_norm, shift, lam, eps, 
             lq = -bo * (e0 * e0 + e1 * e1 + e2 * e2) - log_norm[o]
             q = math.exp(lq)
             lqf = lq if lq > log_eps else log_eps
-            qf = math.exp(lqf)
+            qf = q if lq > log_eps else q_floor
             p = f * data[e]
             if p < eps:
                 p = eps
@@ -124,3 +126,127 @@ def stored_logsumexp(indptr, indices, Y, beta, out):
                 d2 += diff * diff
             total += math.exp(-b * d2 - top)
         out[i] = top + math.log(total) if total > 0.0 else -math.inf
+
+
+# -- rows the FFT grid does not resolve (:func:`.approx_nerv.exact_rows`): every pair summed --------
+# Pairs whose weight relative to the row's largest is under exp(-CUT) are left out: the points are
+# scanned in the order of their first coordinate (``order``, ``xs`` = the sorted coordinates) out to
+# ``dx^2 <= d2_min + CUT``.
+CUT = 60.0
+
+
+@njit(cache=True, error_model="numpy")
+def _window(xs, order, Y, i):
+    """``(lo, hi, d2_min)``: the positions in ``xs`` within ``d2_min + CUT`` of point ``i`` along
+    the first coordinate, ``d2_min`` its squared distance to its nearest other point."""
+    n, k = Y.shape
+    x = Y[i, 0]
+    p = np.searchsorted(xs, x)
+    best = math.inf
+    for step in (-1, 1):
+        t = p - 1 if step < 0 else p
+        while 0 <= t < n:
+            dx = xs[t] - x
+            if dx * dx > best:
+                break
+            j = order[t]
+            if j != i:
+                d2 = 0.0
+                for d in range(k):
+                    diff = Y[i, d] - Y[j, d]
+                    d2 += diff * diff
+                if d2 < best:
+                    best = d2
+            t += step
+    reach = math.sqrt(best + CUT)
+    return np.searchsorted(xs, x - reach), np.searchsorted(xs, x + reach, side="right"), best
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def row_terms(Y, order, xs, rows, log_eps, log_norm, mass, rev, Fa, Fd):
+    """Over the points ``j != i`` (``i = rows[r]``; those of relative weight under ``exp(-CUT)``
+    left out): ``log_norm[r] = log sum_j exp(-d2_ij)`` (-inf: none) and, with
+    ``q = exp(-d2_ij - log_norm[r])``, ``mass[r] = sum_j q``, ``rev[r] = sum_j q (log q - log_eps)``,
+    ``Fa[r] = sum_j q (y_i - y_j)`` and ``Fd[r] = sum_j d2_ij q (y_i - y_j)``."""
+    n, k = Y.shape
+    for r in prange(rows.shape[0]):
+        i = rows[r]
+        lo, hi, best = _window(xs, order, Y, i)
+        top = -best
+        # one pass with the weights relative to the largest, w' = exp(-d2 - top); q = w' / total
+        total = 0.0
+        acc = 0.0
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        b0 = 0.0
+        b1 = 0.0
+        b2 = 0.0
+        for t in range(lo, hi):
+            j = order[t]
+            if j == i:
+                continue
+            e0 = Y[i, 0] - Y[j, 0]
+            e1 = Y[i, 1] - Y[j, 1] if k > 1 else 0.0
+            e2 = Y[i, 2] - Y[j, 2] if k > 2 else 0.0
+            d2 = e0 * e0 + e1 * e1 + e2 * e2
+            if d2 + top > CUT:  # d2 - d2_min: a weight under exp(-CUT) of the largest
+                continue
+            w = math.exp(-d2 - top)
+            total += w
+            acc -= w * d2
+            a0 += w * e0
+            a1 += w * e1
+            a2 += w * e2
+            b0 += d2 * w * e0
+            b1 += d2 * w * e1
+            b2 += d2 * w * e2
+        ln = top + math.log(total) if total > 0.0 else -math.inf
+        log_norm[r] = ln
+        inv = 1.0 / total if total > 0.0 else 0.0
+        m = total * inv
+        acc = acc * inv - (ln + log_eps) * m
+        mass[r] = m
+        rev[r] = acc
+        Fa[r, 0] = a0 * inv
+        Fd[r, 0] = b0 * inv
+        if k > 1:
+            Fa[r, 1] = a1 * inv
+            Fd[r, 1] = b1 * inv
+        if k > 2:
+            Fa[r, 2] = a2 * inv
+            Fd[r, 2] = b2 * inv
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def column_terms(Y, rows, rx, reach, log_norm, alpha, beta, F):
+    """``F[i] = sum_r (alpha[r] - beta[r] d2) exp(-d2 - log_norm[r]) (y_i - y_j)`` with
+    ``j = rows[r] != i`` and ``d2 = d2_ij``: the transposed stiffness of the listed rows (sorted by
+    their first coordinate ``rx``) at every point, each point summing the rows in that order within
+    ``reach`` along the first coordinate, and only the pairs with ``d2 + log_norm[r] <= CUT``."""
+    n, k = Y.shape
+    for i in prange(n):
+        f0 = 0.0
+        f1 = 0.0
+        f2 = 0.0
+        lo = np.searchsorted(rx, Y[i, 0] - reach)
+        hi = np.searchsorted(rx, Y[i, 0] + reach, side="right")
+        for r in range(lo, hi):
+            j = rows[r]
+            if j == i:
+                continue
+            e0 = Y[i, 0] - Y[j, 0]
+            e1 = Y[i, 1] - Y[j, 1] if k > 1 else 0.0
+            e2 = Y[i, 2] - Y[j, 2] if k > 2 else 0.0
+            d2 = e0 * e0 + e1 * e1 + e2 * e2
+            if d2 + log_norm[r] > CUT:
+                continue
+            s = (alpha[r] - beta[r] * d2) * math.exp(-d2 - log_norm[r])
+            f0 += s * e0
+            f1 += s * e1
+            f2 += s * e2
+        F[i, 0] = f0
+        if k > 1:
+            F[i, 1] = f1
+        if k > 2:
+            F[i, 2] = f2

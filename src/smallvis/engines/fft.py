@@ -239,7 +239,10 @@ class GridSums:
     requests without charges share one forward transform (the first one's), and every request the
     samples and spectrum of a radial function already made on this grid (the row-normalised plan
     asks for ``W`` and ``WG`` twice). The node charges are spread into the engine's work array; a
-    charged request's spectrum is multiplied in place by its last kernel."""
+    charged request's spectrum is multiplied in place by its last kernel. The sums are linear in
+    the charges, which may have any sign (``signed_charges``)."""
+
+    signed_charges = True
 
     def __init__(self, engine: FFTEngine, Y: np.ndarray):
         from . import fft_kernels as kern
@@ -268,7 +271,7 @@ class GridSums:
 
     def _samples(self, fn, req, floor=0.0):
         """The quadrant spectrum (:func:`.fft_transforms.quadrant_spectrum`) of ``fn`` on the node
-        grid and its samples on one quadrant, made once per grid."""
+        grid and its first ``p x p`` samples (all the self terms read), made once per grid."""
         import numba
 
         from . import fft_kernels as kern
@@ -278,7 +281,9 @@ class GridSums:
             k = self.Y.shape[1]
             quad = np.empty((self.L + 1 if k == 2 else 1, self.L + 1))
             kern.radial_samples(fn, req.code, req.kp, floor, self.h / self.p, quad)
-            self._kernels[key] = (_quadrant(quad, k, numba.get_num_threads()), quad)
+            # the self terms read the first p x p samples only
+            self._kernels[key] = (_quadrant(quad, k, numba.get_num_threads()),
+                                  quad[:self.p, :self.p].copy())
         return self._kernels[key]
 
     def _spread(self, c):

@@ -37,6 +37,7 @@ from .._util.sums import pairwise_sum
 from .._util.vmath import log1
 from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
 from .output_kernel_dispatch import row_weights_grads, row_weights_inplace
+from .output_kernel_functions import T_KERNEL, t_weight
 
 # columns per block of plogp_cols (contiguous reads of each row's block)
 _COL_BLOCK = 64
@@ -113,6 +114,45 @@ def _row_forces_2d(Yt, i, prow, pcol, fg, floor, zi, zt, bi, bt, ui, ut, wa, ga,
 
 
 @njit(cache=True, error_model="numpy")
+def _row_forces_t2(Yt, i, prow, pcol, fg, floor, zi, zt, ui, ut, g0, g1, t0s, t1s, m):
+    """:func:`_row_forces_2d` for the Student-t kernel without precisions, its weights computed in
+    the loop (no distance or weight rows; the same bits)."""
+    a, b = Yt[0, i], Yt[1, i]
+    y0, y1 = Yt[0, i + 1:], Yt[1, i + 1:]
+    for j in range(m):
+        dx = a - y0[j]
+        dy = b - y1[j]
+        w = t_weight(dx * dx + dy * dy)
+        uij = ui * ut[j]
+        qij = w * uij * zi
+        qji = w * uij * zt[j]
+        qij = floor if qij < floor else qij
+        qji = floor if qji < floor else qji
+        kk = 2.0 * ((fg * prow[j] - qij) * w + (fg * pcol[j] - qji) * w)
+        t0 = kk * dx
+        t1 = kk * dy
+        t0s[j] = t0
+        t1s[j] = t1
+        g0[j] -= t0
+        g1[j] -= t1
+    return pairwise_sum(t0s, m), pairwise_sum(t1s, m)
+
+
+@njit(cache=True, error_model="numpy")
+def _row_weights_t2(Yt, i, ui, ut, w, cb, m):
+    """Row ``i``'s Student-t weights times ``u_i u_j`` into ``w`` and added to ``cb`` (two
+    dimensions, one loop; the bits of the distance, weight and product loops)."""
+    a, b = Yt[0, i], Yt[1, i]
+    y0, y1 = Yt[0, i + 1:], Yt[1, i + 1:]
+    for j in range(m):
+        dx = a - y0[j]
+        dy = b - y1[j]
+        wj = t_weight(dx * dx + dy * dy) * (ui * ut[j])
+        w[j] = wj
+        cb[j] += wj
+
+
+@njit(cache=True, error_model="numpy")
 def _row_cross(prow, pcol, f, floor, by_row, zi, zt, ui, ut, wa, wb, terms, cb, m):
     """The cross terms ``xlogy(f P, q)`` of the pairs ``(i, i + 1 + j)``: point i's into
     ``terms``, those of the points after it added to ``cb`` (``P_ij log q_ij`` is point i's by
@@ -145,12 +185,17 @@ def weight_rows(Yt, code, kp, beta, u, bounds, d2_scratch, w_scratch, g_scratch,
     ones = np.ones(n)
     bt_all = beta if scaled else ones
     u_all = u if u.shape[0] > 0 else ones
+    t2 = Yt.shape[0] == 2 and code == T_KERNEL and not scaled  # one fused loop
     for c in prange(chunks):
         lo, hi = bounds[c], bounds[c + 1]
         wa, wb = d2_scratch[c], g_scratch[c]
         cbuf[c, lo:] = 0.0
         for i in range(lo, hi):
             m = n - i - 1
+            if t2:
+                _row_weights_t2(Yt, i, u_all[i], u_all[i + 1:], wa, cbuf[c, i + 1:], m)
+                cbuf[c, i] += pairwise_sum(wa, m)
+                continue
             _row_pair_d2(Yt, i, wa, m)
             if scaled:  # w_ij = w(beta_i d2), w_ji = w(beta_j d2)
                 _scale_rows(bt_all[i], bt_all[i + 1:], wa, wb, m)
@@ -203,6 +248,7 @@ def kl_pair_terms(P, PT, Yt, f, fg, code, kp, clamp, eps, by_row, inv_z, beta, u
     bt_all = beta if scaled else ones
     u_all = u if u.shape[0] > 0 else ones
     floor = eps if clamp else -np.inf
+    t2 = k == 2 and code == T_KERNEL and not scaled  # the weights computed in the force loop
     for c in prange(chunks):
         lo, hi = bounds[c], bounds[c + 1]
         d2, kk, xb = d2_scratch[c], k_scratch[c], qb_scratch[c]
@@ -215,20 +261,27 @@ def kl_pair_terms(P, PT, Yt, f, fg, code, kp, clamp, eps, by_row, inv_z, beta, u
             bt = bt_all[i + 1:]
             ui = u_all[i]
             ut = u_all[i + 1:]
-            _row_pair_d2(Yt, i, d2, m)
-            if scaled:  # w_ij = w(beta_i d2), w_ji = w(beta_j d2)
-                _scale_rows(bi, bt, d2, xb, m)
-                row_weights_grads(code, kp, d2, wa, ga, m)
-                row_weights_grads(code, kp, xb, wb, gb, m)
-            else:
-                row_weights_grads(code, kp, d2, wa, ga, m)
+            if not t2 or want_cost:  # the weight rows
+                _row_pair_d2(Yt, i, d2, m)
+                if scaled:  # w_ij = w(beta_i d2), w_ji = w(beta_j d2)
+                    _scale_rows(bi, bt, d2, xb, m)
+                    row_weights_grads(code, kp, d2, wa, ga, m)
+                    row_weights_grads(code, kp, xb, wb, gb, m)
+                else:
+                    row_weights_grads(code, kp, d2, wa, ga, m)
             prow = P[i, i + 1:]
             if transposed:
                 pcol = PT[i, i + 1:]
             else:  # a contiguous copy: the loops below read one layout
                 pcol = pc_scratch[c, :m]
                 pcol[:] = P[i + 1:, i]
-            if want_grad and k == 2:
+            if want_grad and t2:
+                s0, s1 = _row_forces_t2(Yt, i, prow, pcol, fg, floor, inv_z[i], inv_z[i + 1:],
+                                        ui, ut, gbuf[c, 0, i + 1:], gbuf[c, 1, i + 1:], d2, kk,
+                                        m)
+                gbuf[c, 0, i] += s0
+                gbuf[c, 1, i] += s1
+            elif want_grad and k == 2:
                 if scaled:
                     s0, s1 = _row_forces_2d(Yt, i, prow, pcol, fg, floor, inv_z[i],
                                             inv_z[i + 1:], bi, bt, ui, ut, wa, ga, wb, gb,

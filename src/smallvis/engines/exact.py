@@ -440,8 +440,9 @@ class ExactEngine:
         ak.kl_pair_terms(P, PT, Yt, f, fg, form.kernel, kp, bool(form.clamp_q), form.eps,
                          form.normalisation == "row", 1.0 / Z, beta, u, ws.bounds, bool(cost),
                          bool(grad), *scratch, ws("qa", chunks, n), ws("qb", chunks, n),
-                         ws("kk", chunks, n), ws("gbuf", chunks, k, n), ws("cbuf", chunks, n), G,
-                         cross)
+                         ws("kk", chunks, n),
+                         ws("pc", chunks, n) if PT.shape[0] != n else np.empty((0, 0)),
+                         ws("gbuf", chunks, k, n), ws("cbuf", chunks, n), G, cross)
         pcost = None
         if cost:
             const = state.cached("plogp_cols_exact", f, lambda: ak.plogp_cols(P, f, form.eps))

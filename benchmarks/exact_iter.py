@@ -30,6 +30,8 @@ def main(argv=None) -> int:
     ap.add_argument("--methods", default="ncvis,nerv,usne,btsne,cetsne,abssne")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--k", type=int, default=2)
+    ap.add_argument("--grad-only", action="store_true",
+                    help="time the gradient alone (what an iteration without a cost evaluates)")
     args = ap.parse_args(argv)
 
     from zoo_scale import load
@@ -55,10 +57,11 @@ def main(argv=None) -> int:
         for name in names:
             method, engine, state = runs[name]
             start = time.perf_counter()
-            engine.evaluate(method, state, Y, 1.0)
+            engine.evaluate(method, state, Y, 1.0, cost=not args.grad_only)
             times[name].append(time.perf_counter() - start)
     base = statistics.median(times["tsne"])
-    print(f"n = {args.n}, k = {args.k}, {args.reps} reps, load {os.getloadavg()[0]:.1f}")
+    print(f"n = {args.n}, k = {args.k}, {args.reps} reps"
+          f"{', gradient only' if args.grad_only else ''}, load {os.getloadavg()[0]:.1f}")
     for name in names:
         t = statistics.median(times[name])
         print(f"{name:9s} {t * 1000:9.1f} ms  {t / base:5.2f}x tsne")

@@ -6,8 +6,9 @@ Q is Gaussian and normalised by a log-sum-exp, as the dense engine's
 :func:`~smallvis.methods.elementwise.gaussian_probabilities`: the row minima of ``d2`` give each
 row's (or the matrix's) largest exponent ``a_max``, then ``log Z = log sum exp(a - a_max) + a_max``,
 so rows whose output distances are all large stay exact. The reverse KL's shift (per row, or its
-sum over the matrix) enters every pair's stiffness, so the forces take a pass of their own after
-the pass that sums it: four passes with the gradient, three without.
+sum over the matrix) enters every pair's stiffness; the pass that sums it also gives the forces of
+the rest of the stiffness, and the shift's part comes after (:mod:`.exact_nerv_kernels`): four
+passes with the gradient and a row-normalised Q, three otherwise.
 """
 
 from __future__ import annotations
@@ -64,15 +65,19 @@ def evaluate_mixture(form, state, X, Y, f, ws, *, cost, grad):
     sums = np.empty(n)
     nk.shifted_exp_rows(Yt, beta, amax, bounds, d2, ws("qa", ch, n), ws("cbuf", ch, n), sums)
     logz = np.log(sums) + amax if by_row else np.full(n, np.log(sums.sum()) + amax[0])
-    # the per-point sums A (the cost's P term) and B = sum q L (the reverse KL's)
+    # the per-point sums A (the cost's P term) and B = sum q L (the reverse KL's), and the forces of
+    # the stiffness without the shift (with a matrix-normalised Q, also those of q: the shift is
+    # one number, their factor)
     sym = not by_row
-    scratch = [ws(name, ch, n) for name in ("d2", "qa", "la", "qb", "lb", "ta", "tb")]
+    scratch = [ws(name, ch, n) for name in ("d2", "qa", "la", "qb", "lb", "ta", "tb", "ka", "kb")]
     A = np.empty(n) if cost else np.empty(0)
     B = np.empty(n)
-    nk.mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, bool(cost), *scratch,
-                    ws("cbuf", ch, n), ws("cbuf2", ch, n), A, B)
+    G = np.empty((n, 2 * k if sym else k)) if grad else np.empty((0, 0))
+    nk.mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, bool(cost),
+                    bool(grad), *scratch, ws("cbuf", ch, n), ws("cbuf2", ch, n),
+                    ws("gbuf2" if sym else "gbuf", ch, G.shape[1], n), A, B, G)
     shift = -B if div == nk.NERV else B
-    pcost = G = None
+    pcost = None
     if cost:
         if div == nk.NERV:  # lambda KL(P||Q) + (1 - lambda) KL(Q||P)
             pcost = w * A + (1.0 - w) * shift
@@ -80,10 +85,15 @@ def evaluate_mixture(form, state, X, Y, f, ws, *, cost, grad):
             const = state.cached("plogp_excess_exact", f,
                                  lambda: nk.plogp_excess_rows(P, f, eps))
             pcost = (const - A) / (1.0 - w) + B / w
-    if grad:
-        if not by_row:
-            shift = np.full(n, shift.sum())
-        G = np.empty((n, k))
-        nk.mixture_forces(P, PT, Yt, div, w, f, eps, beta, logz, sym, shift, bounds, *scratch,
-                          ws("gbuf", ch, k, n), G)
+    if not grad:
+        return pcost, None
+    # the shift's part of the stiffness: c q s per direction (NeRV: c = 1 - lambda, JSE: 1 / kappa)
+    coef = (1.0 - w) if div == nk.NERV else 1.0 / w
+    if sym:
+        return pcost, G[:, :k] + (4.0 * coef * shift.sum()) * G[:, k:]
+    cs = 2.0 * coef * (beta * shift if beta.size else shift)
+    G2 = np.empty((n, k))
+    nk.shift_forces(Yt, beta, logz, eps, cs, bounds, ws("d2", ch, n), ws("qa", ch, n),
+                    ws("qb", ch, n), ws("ka", ch, n), ws("gbuf", ch, k, n), G2)
+    G += G2
     return pcost, G

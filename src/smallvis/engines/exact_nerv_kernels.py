@@ -19,11 +19,15 @@ and the dense engine's pair terms (:mod:`smallvis.methods.nerv`), element for el
   ``s = B``.
 
 The stiffness of a pair is ``2 (beta_i k_ij + beta_j k_ji)`` (row-normalised Q) or ``4 k_ij``
-(matrix-normalised Q, P symmetric: ``k_ij = k_ji``). Passes, each visiting every unordered pair
-once in the fixed chunks of :mod:`.exact_kernels` (per-chunk buffers, added in chunk order: the
-same bits for any number of threads): the row minima of ``d2`` (the log-sum-exp's shift), the
-shifted row sums of ``exp(-beta_i d2)``, the sums ``A`` and ``B`` (the shift needs all of ``B``)
-and then the forces.
+(matrix-normalised Q, P symmetric: ``k_ij = k_ji``). Its shift's part, ``c q s`` per direction
+(``c = 1 - lambda`` for NeRV, ``1 / kappa`` for JSE), needs all of ``B``: the pass that sums ``B``
+also gives the forces of the rest, and those of the shift's part come after it, from ``q`` alone
+(:func:`shift_forces`: no P read, no logarithm), or with a matrix-normalised Q, where the shift is
+one number, as that number times the forces of ``q`` from the same pass. Passes, each visiting
+every unordered pair once in the fixed chunks of :mod:`.exact_kernels` (per-chunk buffers, added in
+chunk order: the same bits for any number of threads): the row minima of ``d2`` (the
+log-sum-exp's shift), the shifted row sums of ``exp(-beta_i d2)``, the sums ``A`` and ``B`` with
+the forces of the stiffness without the shift, then (row-normalised Q) the shift's forces.
 """
 
 from __future__ import annotations
@@ -167,27 +171,64 @@ def _row_pairs(P, PT, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, l
             _row_log_ratio(div, w, f, eps, log_eps, P[i + 1:, i], qb, lb, tb, m, want_a)
 
 
+@njit(cache=True, error_model="numpy")
+def _row_stiffness(div, w, f, eps, prow, q, L, k, m):
+    """One direction's ``k[j]`` without the shift (module docstring): NeRV's
+    ``lambda (p - q) + (1 - lambda) q L``, JSE's ``-q L / kappa``."""
+    if div == NERV:
+        lam = w
+        for j in range(m):
+            pc = f * prow[j]
+            if pc < eps:
+                pc = eps
+            k[j] = lam * (pc - q[j]) + (1.0 - lam) * (q[j] * L[j])
+    else:
+        kappa = w
+        for j in range(m):
+            k[j] = -(q[j] * L[j]) / kappa
+
+
 @njit(parallel=True, cache=True, error_model="numpy")
-def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, want_a, d2_scratch,
-                 qa_scratch, la_scratch, qb_scratch, lb_scratch, ta_scratch, tb_scratch, abuf,
-                 bbuf, A, B):
+def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, want_a, want_grad,
+                 d2_scratch, qa_scratch, la_scratch, qb_scratch, lb_scratch, ta_scratch, tb_scratch,
+                 ka_scratch, kb_scratch, abuf, bbuf, gbuf, A, B, G):
     """Per-point sums ``A`` (with ``want_a``) and ``B`` (module docstring): by rows (``by_row``: a
-    pair's ``i -> j`` terms go to i) or by columns (to j). ``PT``: P's C-ordered transpose or
-    empty (:func:`_row_pairs`). ``beta`` (n,) or empty; ``logz`` (n,);
-    scratch ``*_scratch``, ``abuf``, ``bbuf``: (chunks, n)."""
-    n = Yt.shape[1]
+    pair's ``i -> j`` terms go to i) or by columns (to j); with ``want_grad``, ``G`` the forces
+    of the stiffness without the shift: ``(n, k)``, ``K_ij = 2 (beta_i k_ij + beta_j k_ji)``, or
+    with ``sym`` ``(n, 2k)``: those of ``4 k_ij`` and, in the last k columns, those of ``q_ij``
+    (what the shift multiplies). ``PT``: P's C-ordered transpose or empty
+    (:func:`_row_pairs`). ``beta`` (n,) or empty; ``logz`` (n,); scratch ``*_scratch``,
+    ``abuf``, ``bbuf``: (chunks, n); ``gbuf`` (chunks, G's columns, n)."""
+    k, n = Yt.shape
     chunks = bounds.shape[0] - 1
     log_eps = math.log(eps)
+    scaled = beta.shape[0] > 0
+    nf = 2 * k if sym else k
     for c in prange(chunks):
         lo, hi = bounds[c], bounds[c + 1]
         d2, ta, tb = d2_scratch[c], ta_scratch[c], tb_scratch[c]
         qa, la, qb, lb = qa_scratch[c], la_scratch[c], qb_scratch[c], lb_scratch[c]
+        ka, kb = ka_scratch[c], kb_scratch[c]
         clear_chunk(np.empty((0, 0, 0)), abuf, c, lo, 0, False, want_a)
-        clear_chunk(np.empty((0, 0, 0)), bbuf, c, lo, 0, False, True)
+        clear_chunk(gbuf, bbuf, c, lo, nf, want_grad, True)
         for i in range(lo, hi):
             m = n - i - 1
             _row_pairs(P, PT, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, la, qb, lb,
                        ta, tb, want_a)
+            if want_grad:
+                _row_stiffness(div, w, f, eps, P[i, i + 1:], qa, la, ka, m)
+                if sym:
+                    for j in range(m):
+                        ka[j] = 4.0 * ka[j]
+                else:
+                    if PT.shape[0] == n:
+                        _row_stiffness(div, w, f, eps, PT[i, i + 1:], qb, lb, kb, m)
+                    else:
+                        _row_stiffness(div, w, f, eps, P[i + 1:, i], qb, lb, kb, m)
+                    bi = beta[i] if scaled else 1.0
+                    for j in range(m):
+                        bj = beta[i + 1 + j] if scaled else 1.0
+                        ka[j] = 2.0 * (bi * ka[j] + bj * kb[j])
             # own: the direction whose terms go to point i; other: to point j
             qo, lw, to = (qa, la, ta) if by_row or sym else (qb, lb, tb)
             qt, lt, tt = (qb, lb, tb) if by_row and not sym else (qa, la, ta)
@@ -201,64 +242,41 @@ def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, wan
                 for j in range(m):
                     ab[j] += tt[j]
                 abuf[c, i] += pairwise_sum(to, m)
+            if want_grad:  # d2 is free: the terms' scratch
+                add_pair_forces(Yt, i, ka, gbuf[c, :k], m, d2)
+                if sym:
+                    add_pair_forces(Yt, i, qa, gbuf[c, k:], m, d2)
     if want_a:
         reduce_chunks(bounds, np.empty((0, 0, 0)), abuf, False, True, np.empty((0, 0)), A)
-    reduce_chunks(bounds, np.empty((0, 0, 0)), bbuf, False, True, np.empty((0, 0)), B)
-
-
-@njit(cache=True, error_model="numpy")
-def _row_stiffness(div, w, f, eps, prow, q, L, shift, per_pair, k, m):
-    """One direction's ``k[j]`` (module docstring) with the shift ``shift[j]`` (``per_pair``) or
-    ``shift[0]``."""
-    if div == NERV:
-        lam = w
-        for j in range(m):
-            pc = f * prow[j]
-            if pc < eps:
-                pc = eps
-            s = shift[j] if per_pair else shift[0]
-            k[j] = lam * (pc - q[j]) + (1.0 - lam) * q[j] * (L[j] + s)
-    else:
-        kappa = w
-        for j in range(m):
-            s = shift[j] if per_pair else shift[0]
-            k[j] = -(q[j] * (L[j] - s)) / kappa
+    reduce_chunks(bounds, gbuf, bbuf, want_grad, True, G, B)
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def mixture_forces(P, PT, Yt, div, w, f, eps, beta, logz, sym, shift, bounds, d2_scratch, qa_scratch,
-                   la_scratch, qb_scratch, lb_scratch, ka_scratch, kb_scratch, gbuf, G):
-    """``G`` (n, k): ``sum_j K_ij (y_i - y_j)`` with ``K_ij = 2 (beta_i k_ij + beta_j k_ji)``, or
-    ``4 k_ij`` with ``sym``; ``shift`` (n,): each point's shift; ``PT``: as :func:`mixture_sums`. ``gbuf``: (chunks, k, n)."""
+def shift_forces(Yt, beta, logz, eps, cs, bounds, d2_scratch, qa_scratch, qb_scratch, k_scratch,
+                 gbuf, G):
+    """``G`` (n, k): the forces of the shift's part of a row-normalised Q's stiffness,
+    ``K_ij = cs_i q_ij + cs_j q_ji`` (``cs`` (n,): each row's coefficient times its shift), with
+    ``q`` as :func:`mixture_sums` (no P read). ``gbuf``: (chunks, k, n)."""
     k, n = Yt.shape
     chunks = bounds.shape[0] - 1
     log_eps = math.log(eps)
     scaled = beta.shape[0] > 0
     for c in prange(chunks):
         lo, hi = bounds[c], bounds[c + 1]
-        d2, ka, kb = d2_scratch[c], ka_scratch[c], kb_scratch[c]
-        qa, la, qb, lb = qa_scratch[c], la_scratch[c], qb_scratch[c], lb_scratch[c]
+        d2, qa, qb, kk = d2_scratch[c], qa_scratch[c], qb_scratch[c], k_scratch[c]
         clear_chunk(gbuf, np.empty((0, 0)), c, lo, k, True, False)
         for i in range(lo, hi):
             m = n - i - 1
-            _row_pairs(P, PT, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, la, qb, lb,
-                       ka, kb, False)
-            _row_stiffness(div, w, f, eps, P[i, i + 1:], qa, la, shift[i:i + 1], False, ka, m)
-            if sym:
-                for j in range(m):
-                    ka[j] = 4.0 * ka[j]
-            else:
-                if PT.shape[0] == n:
-                    _row_stiffness(div, w, f, eps, PT[i, i + 1:], qb, lb, shift[i + 1:], True,
-                                   kb, m)
-                else:
-                    _row_stiffness(div, w, f, eps, P[i + 1:, i], qb, lb, shift[i + 1:], True,
-                                   kb, m)
-                bi = beta[i] if scaled else 1.0
-                for j in range(m):
-                    bj = beta[i + 1 + j] if scaled else 1.0
-                    ka[j] = 2.0 * (bi * ka[j] + bj * kb[j])
-            add_pair_forces(Yt, i, ka, gbuf[c], m, d2)
+            _row_d2(Yt, i, d2)
+            _row_log_q(d2, beta[i:i + 1] if scaled else beta, scaled, logz[i:i + 1], False,
+                       log_eps, kk, qa, m)
+            _row_log_q(d2, beta[i + 1:] if scaled else beta, scaled, logz[i + 1:], True, log_eps,
+                       kk, qb, m)
+            ci = cs[i]
+            ct = cs[i + 1:]
+            for j in range(m):
+                kk[j] = ci * qa[j] + ct[j] * qb[j]
+            add_pair_forces(Yt, i, kk, gbuf[c], m, d2)
     reduce_chunks(bounds, gbuf, np.empty((0, 0)), True, False, G, np.empty(0))
 
 

@@ -18,6 +18,30 @@ import numpy as np
 from . import exact_nerv_kernels as nk
 
 DIVERGENCES = {"nerv": nk.NERV, "jse": nk.JSE}
+# the widest range of per-point exponents whose pair ratios are taken as products of per-point
+# factors (exp_ratios): factors within e^(+-300), and an exponential that underflows (below
+# e^-708) hides only terms below e^-100 times the row's largest (Q's floor, eps, is above)
+RATIO_SPAN = 600.0
+
+
+def exp_ratios(a, span=None):
+    """``(2, n)``: ``e^(a_i - r)`` and ``e^(r - a_i)`` with ``r`` the middle of ``a``'s range, so
+    that ``e^(a_i - a_j)`` is a product of two of them; empty (``(0, 0)``) when the range exceeds
+    ``span`` (default :data:`RATIO_SPAN`: the factors could then overflow, or an underflowing
+    exponential hide a term that counts)."""
+    span = RATIO_SPAN if span is None else span
+    lo, hi = float(a.min()), float(a.max())
+    if not hi - lo <= span:
+        return np.empty((0, 0))
+    r = 0.5 * (lo + hi)
+    h = a - r
+    # a - r to twice the precision, h + e (TwoSum): e^(h + e) = e^h (1 + e) to an ulp or two, where
+    # e^h alone would carry h's rounding, an error that grows with |a - r|
+    bb = h - a
+    e = (a - (h - bb)) + (-r - bb)
+    up = np.exp(h) * (1.0 + e)
+    down = np.exp(-h) * (1.0 - e)
+    return np.stack([up, down])
 
 
 def mixture_plan(method, state, form, n):
@@ -63,8 +87,12 @@ def evaluate_mixture(form, state, X, Y, f, ws, *, cost, grad):
     else:
         amax = np.full(n, -dmin.min())
     sums = np.empty(n)
-    nk.shifted_exp_rows(Yt, beta, amax, bounds, d2, ws("qa", ch, n), ws("cbuf", ch, n), sums)
+    # without precisions, a pair's second exponential is its first times a per-point ratio
+    fast = by_row and not beta.size
+    nk.shifted_exp_rows(Yt, beta, amax, exp_ratios(amax) if fast else np.empty((0, 0)), bounds,
+                        d2, ws("qa", ch, n), ws("cbuf", ch, n), sums)
     logz = np.log(sums) + amax if by_row else np.full(n, np.log(sums.sum()) + amax[0])
+    ratio = exp_ratios(logz) if fast else np.empty((0, 0))
     # the per-point sums A (the cost's P term) and B = sum q L (the reverse KL's), and the forces of
     # the stiffness without the shift (with a matrix-normalised Q, also those of q: the shift is
     # one number, their factor)
@@ -73,7 +101,7 @@ def evaluate_mixture(form, state, X, Y, f, ws, *, cost, grad):
     A = np.empty(n) if cost else np.empty(0)
     B = np.empty(n)
     G = np.empty((n, 2 * k if sym else k)) if grad else np.empty((0, 0))
-    nk.mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, bool(cost),
+    nk.mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, ratio, sym, by_row, bounds, bool(cost),
                     bool(grad), *scratch, ws("cbuf", ch, n), ws("cbuf2", ch, n),
                     ws("gbuf2" if sym else "gbuf", ch, G.shape[1], n), A, B, G)
     shift = -B if div == nk.NERV else B
@@ -93,7 +121,7 @@ def evaluate_mixture(form, state, X, Y, f, ws, *, cost, grad):
         return pcost, G[:, :k] + (4.0 * coef * shift.sum()) * G[:, k:]
     cs = 2.0 * coef * (beta * shift if beta.size else shift)
     G2 = np.empty((n, k))
-    nk.shift_forces(Yt, beta, logz, eps, cs, bounds, ws("d2", ch, n), ws("qa", ch, n),
+    nk.shift_forces(Yt, beta, logz, ratio, eps, cs, bounds, ws("d2", ch, n), ws("qa", ch, n),
                     ws("qb", ch, n), ws("ka", ch, n), ws("gbuf", ch, k, n), G2)
     G += G2
     return pcost, G

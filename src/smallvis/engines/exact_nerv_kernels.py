@@ -28,6 +28,12 @@ every unordered pair once in the fixed chunks of :mod:`.exact_kernels` (per-chun
 chunk order: the same bits for any number of threads): the row minima of ``d2`` (the
 log-sum-exp's shift), the shifted row sums of ``exp(-beta_i d2)``, the sums ``A`` and ``B`` with
 the forces of the stiffness without the shift, then (row-normalised Q) the shift's forces.
+
+A row-normalised Q without precisions (nerv, rsrnerv, jse, rsrjse) evaluates one ``exp`` per pair
+where both directions differ only in their row's shift: the direction with the larger exponent
+takes its exponential, the other that times the per-point ratio ``e^(a_i - a_j)`` (at most 1),
+given as a product of per-point factors (:func:`.exact_nerv.exp_ratios`, when the shifts' range
+allows), in the sums' pass and both later ones.
 """
 
 from __future__ import annotations
@@ -73,11 +79,16 @@ def row_min_d2(Yt, bounds, d2_scratch, mbuf, out):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def shifted_exp_rows(Yt, beta, amax, bounds, d2_scratch, w_scratch, cbuf, out):
-    """``out[i] = sum_{j != i} exp(-beta_i d2_ij - amax_i)`` (``beta``: (n,) or empty for 1)."""
+def shifted_exp_rows(Yt, beta, amax, ratio, bounds, d2_scratch, w_scratch, cbuf, out):
+    """``out[i] = sum_{j != i} exp(-beta_i d2_ij - amax_i)`` (``beta``: (n,) or empty for 1).
+    ``ratio``: empty, or without ``beta`` (2, n) per-point factors ``(e^(amax_i - r),
+    e^(r - amax_i))`` for a reference ``r`` (:func:`.exact_nerv.exp_ratios`): the exponential
+    of a pair's direction with the smaller exponent is then that of the other times
+    ``e^(amax_i - amax_j)`` or its inverse (at most 1): one ``exp`` per pair."""
     n = Yt.shape[1]
     chunks = bounds.shape[0] - 1
     scaled = beta.shape[0] > 0
+    by_ratio = ratio.shape[0] == 2
     for c in prange(chunks):
         lo, hi = bounds[c], bounds[c + 1]
         d2, w = d2_scratch[c], w_scratch[c]
@@ -89,10 +100,21 @@ def shifted_exp_rows(Yt, beta, amax, bounds, d2_scratch, w_scratch, cbuf, out):
             ai = amax[i]
             at = amax[i + 1:]
             cb = cbuf[c, i + 1:]
-            for j in range(m):
-                bj = beta[i + 1 + j] if scaled else 1.0
-                w[j] = exp1(-(bi * d2[j]) - ai)
-                cb[j] += exp1(-(bj * d2[j]) - at[j])
+            if by_ratio:
+                fi, inv_i = ratio[0, i], ratio[1, i]
+                ft, inv = ratio[0, i + 1:], ratio[1, i + 1:]
+                for j in range(m):
+                    va = -d2[j] - ai
+                    vb = -d2[j] - at[j]
+                    a_big = va >= vb
+                    u = exp1(va if a_big else vb)
+                    w[j] = u if a_big else u * (ft[j] * inv_i)
+                    cb[j] += u * (fi * inv[j]) if a_big else u
+            else:
+                for j in range(m):
+                    bj = beta[i + 1 + j] if scaled else 1.0
+                    w[j] = exp1(-(bi * d2[j]) - ai)
+                    cb[j] += exp1(-(bj * d2[j]) - at[j])
             cbuf[c, i] += pairwise_sum(w, m)
     reduce_chunks(bounds, np.empty((0, 0, 0)), cbuf, False, True, np.empty((0, 0)), out)
 
@@ -110,6 +132,32 @@ def _row_log_q(d2, beta, scaled, logz, per_pair, log_eps, lq, q, m):
             v = log_eps
         lq[j] = v
         q[j] = exp1(v)
+
+
+@njit(cache=True, error_model="numpy")
+def _row_log_q_both(d2, logz, ratio, i, log_eps, la, qa, lb, qb, m):
+    """:func:`_row_log_q` of both directions of row ``i``'s pairs without precisions, one ``exp``
+    per pair: ``u`` the exponential of the larger exponent (that direction's ``q`` before its
+    floor, as :func:`_row_log_q`), the other direction's ``u e^(log Z_i - log Z_j)`` or ``u
+    e^(log Z_j - log Z_i)`` (at most u), the ratio a product of ``ratio``'s factors
+    (:func:`.exact_nerv.exp_ratios`); ``q_eps = exp(log eps)``, the floor."""
+    q_eps = exp1(log_eps)
+    lzi = logz[i]
+    lzt = logz[i + 1:]
+    fi, inv_i = ratio[0, i], ratio[1, i]
+    ft, inv = ratio[0, i + 1:], ratio[1, i + 1:]
+    for j in range(m):
+        x = d2[j]
+        va = -x - lzi
+        vb = -x - lzt[j]
+        a_big = va >= vb
+        u = exp1(va if a_big else vb)
+        la[j] = va if va >= log_eps else log_eps
+        lb[j] = vb if vb >= log_eps else log_eps
+        ua = u if a_big else u * (ft[j] * inv_i)
+        ub = u * (fi * inv[j]) if a_big else u
+        qa[j] = max(ua, q_eps)
+        qb[j] = max(ub, q_eps)
 
 
 @njit(cache=True, error_model="numpy")
@@ -148,23 +196,29 @@ def _row_log_ratio(div, w, f, eps, log_eps, prow, q, L, A, m, want_a):
 
 
 @njit(cache=True, error_model="numpy")
-def _row_pairs(P, PT, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, la, qb, lb, ta, tb,
-               want_a):
+def _row_pairs(P, PT, Yt, i, div, w, f, eps, log_eps, beta, logz, ratio, sym, d2, qa, la, qb, lb,
+               ta, tb, want_a):
     """``d2``, then ``q`` and ``L`` of row ``i``'s pairs in both directions (``qa``, ``la``: i to
     j; ``qb``, ``lb``: j to i; ``ta``, ``tb``: their ``A`` terms with ``want_a``). With ``sym``
     (matrix-normalised Q, P symmetric) the second direction is the first: only ``qa, la, ta`` are
     written. ``PT``: P's transpose, C-ordered (its rows are P's columns), or an empty (0, 0) array
-    (P's columns read with a stride)."""
+    (P's columns read with a stride). ``ratio``: empty, or (2, n) (:func:`.exact_nerv.exp_ratios` of
+    ``log Z``; no ``beta``): ``q`` of the second direction from that of the first
+    (:func:`_row_log_q_both`)."""
     n = Yt.shape[1]
     m = n - i - 1
     scaled = beta.shape[0] > 0
     _row_d2(Yt, i, d2)
-    _row_log_q(d2, beta[i:i + 1] if scaled else beta, scaled, logz[i:i + 1], False, log_eps, la,
-               qa, m)
+    if ratio.shape[0] == 2 and not sym:
+        _row_log_q_both(d2, logz, ratio, i, log_eps, la, qa, lb, qb, m)
+    else:
+        _row_log_q(d2, beta[i:i + 1] if scaled else beta, scaled, logz[i:i + 1], False, log_eps,
+                   la, qa, m)
     _row_log_ratio(div, w, f, eps, log_eps, P[i, i + 1:], qa, la, ta, m, want_a)
     if not sym:
-        _row_log_q(d2, beta[i + 1:] if scaled else beta, scaled, logz[i + 1:], True, log_eps, lb,
-                   qb, m)
+        if ratio.shape[0] != 2:
+            _row_log_q(d2, beta[i + 1:] if scaled else beta, scaled, logz[i + 1:], True,
+                       log_eps, lb, qb, m)
         if PT.shape[0] == n:
             _row_log_ratio(div, w, f, eps, log_eps, PT[i, i + 1:], qb, lb, tb, m, want_a)
         else:
@@ -189,7 +243,8 @@ def _row_stiffness(div, w, f, eps, prow, q, L, k, m):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, want_a, want_grad,
+def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, ratio, sym, by_row, bounds, want_a,
+                 want_grad,
                  d2_scratch, qa_scratch, la_scratch, qb_scratch, lb_scratch, ta_scratch, tb_scratch,
                  ka_scratch, kb_scratch, abuf, bbuf, gbuf, A, B, G):
     """Per-point sums ``A`` (with ``want_a``) and ``B`` (module docstring): by rows (``by_row``: a
@@ -197,7 +252,8 @@ def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, wan
     of the stiffness without the shift: ``(n, k)``, ``K_ij = 2 (beta_i k_ij + beta_j k_ji)``, or
     with ``sym`` ``(n, 2k)``: those of ``4 k_ij`` and, in the last k columns, those of ``q_ij``
     (what the shift multiplies). ``PT``: P's C-ordered transpose or empty
-    (:func:`_row_pairs`). ``beta`` (n,) or empty; ``logz`` (n,); scratch ``*_scratch``,
+    (:func:`_row_pairs`). ``beta`` (n,) or empty; ``logz`` (n,); ``ratio``: as
+    :func:`_row_pairs`; scratch ``*_scratch``,
     ``abuf``, ``bbuf``: (chunks, n); ``gbuf`` (chunks, G's columns, n)."""
     k, n = Yt.shape
     chunks = bounds.shape[0] - 1
@@ -213,8 +269,8 @@ def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, wan
         clear_chunk(gbuf, bbuf, c, lo, nf, want_grad, True)
         for i in range(lo, hi):
             m = n - i - 1
-            _row_pairs(P, PT, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, la, qb, lb,
-                       ta, tb, want_a)
+            _row_pairs(P, PT, Yt, i, div, w, f, eps, log_eps, beta, logz, ratio, sym, d2, qa, la,
+                       qb, lb, ta, tb, want_a)
             if want_grad:
                 _row_stiffness(div, w, f, eps, P[i, i + 1:], qa, la, ka, m)
                 if sym:
@@ -252,11 +308,11 @@ def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, wan
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def shift_forces(Yt, beta, logz, eps, cs, bounds, d2_scratch, qa_scratch, qb_scratch, k_scratch,
-                 gbuf, G):
+def shift_forces(Yt, beta, logz, ratio, eps, cs, bounds, d2_scratch, qa_scratch, qb_scratch,
+                 k_scratch, gbuf, G):
     """``G`` (n, k): the forces of the shift's part of a row-normalised Q's stiffness,
     ``K_ij = cs_i q_ij + cs_j q_ji`` (``cs`` (n,): each row's coefficient times its shift), with
-    ``q`` as :func:`mixture_sums` (no P read). ``gbuf``: (chunks, k, n)."""
+    ``q`` as :func:`mixture_sums` (no P read; ``ratio`` as there). ``gbuf``: (chunks, k, n)."""
     k, n = Yt.shape
     chunks = bounds.shape[0] - 1
     log_eps = math.log(eps)
@@ -268,10 +324,13 @@ def shift_forces(Yt, beta, logz, eps, cs, bounds, d2_scratch, qa_scratch, qb_scr
         for i in range(lo, hi):
             m = n - i - 1
             _row_d2(Yt, i, d2)
-            _row_log_q(d2, beta[i:i + 1] if scaled else beta, scaled, logz[i:i + 1], False,
-                       log_eps, kk, qa, m)
-            _row_log_q(d2, beta[i + 1:] if scaled else beta, scaled, logz[i + 1:], True, log_eps,
-                       kk, qb, m)
+            if ratio.shape[0] == 2:
+                _row_log_q_both(d2, logz, ratio, i, log_eps, kk, qa, kk, qb, m)
+            else:
+                _row_log_q(d2, beta[i:i + 1] if scaled else beta, scaled, logz[i:i + 1], False,
+                           log_eps, kk, qa, m)
+                _row_log_q(d2, beta[i + 1:] if scaled else beta, scaled, logz[i + 1:], True,
+                           log_eps, kk, qb, m)
             ci = cs[i]
             ct = cs[i + 1:]
             for j in range(m):

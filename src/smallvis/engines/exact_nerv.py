@@ -122,6 +122,6 @@ def evaluate_mixture(form, state, X, Y, f, ws, *, cost, grad):
     cs = 2.0 * coef * (beta * shift if beta.size else shift)
     G2 = np.empty((n, k))
     nk.shift_forces(Yt, beta, logz, ratio, eps, cs, bounds, ws("d2", ch, n), ws("qa", ch, n),
-                    ws("qb", ch, n), ws("ka", ch, n), ws("gbuf", ch, k, n), G2)
+                    ws("qb", ch, n), ws("ka", ch, n), ws("la", ch, n), ws("gbuf", ch, k, n), G2)
     G += G2
     return pcost, G

@@ -100,16 +100,10 @@ def shifted_exp_rows(Yt, beta, amax, ratio, bounds, d2_scratch, w_scratch, cbuf,
             ai = amax[i]
             at = amax[i + 1:]
             cb = cbuf[c, i + 1:]
-            if by_ratio:
-                fi, inv_i = ratio[0, i], ratio[1, i]
-                ft, inv = ratio[0, i + 1:], ratio[1, i + 1:]
+            if by_ratio:  # loops of few arrays: LLVM's runtime overlap checks stay few
                 for j in range(m):
-                    va = -d2[j] - ai
-                    vb = -d2[j] - at[j]
-                    a_big = va >= vb
-                    u = exp1(va if a_big else vb)
-                    w[j] = u if a_big else u * (ft[j] * inv_i)
-                    cb[j] += u * (fi * inv[j]) if a_big else u
+                    w[j] = exp1(-d2[j] - min(ai, at[j]))
+                _split_pair(w, cb, ai, at, ratio, i, m)
             else:
                 for j in range(m):
                     bj = beta[i + 1 + j] if scaled else 1.0
@@ -135,29 +129,43 @@ def _row_log_q(d2, beta, scaled, logz, per_pair, log_eps, lq, q, m):
 
 
 @njit(cache=True, error_model="numpy")
+def _split_pair(u, other, ai, at, ratio, i, m):
+    """Given ``u[j]`` the exponential of a pair's larger exponent (the direction whose row shift
+    ``a`` is smaller), ``u[j]`` becomes that of direction ``i -> j`` and ``other[j] +=`` that of
+    ``j -> i``: the smaller one is ``u`` times ``e^(a_i - a_j)`` or ``e^(a_j - a_i)`` (at most 1),
+    a product of ``ratio``'s factors (:func:`.exact_nerv.exp_ratios`)."""
+    fi, inv_i = ratio[0, i], ratio[1, i]
+    ft, inv = ratio[0, i + 1:], ratio[1, i + 1:]
+    for j in range(m):
+        a_big = ai <= at[j]
+        uj = u[j]
+        small = uj * (fi * inv[j] if a_big else ft[j] * inv_i)
+        other[j] += small if a_big else uj
+        u[j] = uj if a_big else small
+
+
+@njit(cache=True, error_model="numpy")
 def _row_log_q_both(d2, logz, ratio, i, log_eps, la, qa, lb, qb, m):
     """:func:`_row_log_q` of both directions of row ``i``'s pairs without precisions, one ``exp``
-    per pair: ``u`` the exponential of the larger exponent (that direction's ``q`` before its
-    floor, as :func:`_row_log_q`), the other direction's ``u e^(log Z_i - log Z_j)`` or ``u
-    e^(log Z_j - log Z_i)`` (at most u), the ratio a product of ``ratio``'s factors
-    (:func:`.exact_nerv.exp_ratios`); ``q_eps = exp(log eps)``, the floor."""
+    per pair (:func:`_split_pair`; the exponent of the larger direction is read back from ``la``
+    and ``lb``: where both sit on the floor, so do both ``q``); ``q_eps = exp(log eps)``, the
+    floor."""
     q_eps = exp1(log_eps)
     lzi = logz[i]
     lzt = logz[i + 1:]
-    fi, inv_i = ratio[0, i], ratio[1, i]
-    ft, inv = ratio[0, i + 1:], ratio[1, i + 1:]
     for j in range(m):
         x = d2[j]
         va = -x - lzi
         vb = -x - lzt[j]
-        a_big = va >= vb
-        u = exp1(va if a_big else vb)
         la[j] = va if va >= log_eps else log_eps
         lb[j] = vb if vb >= log_eps else log_eps
-        ua = u if a_big else u * (ft[j] * inv_i)
-        ub = u * (fi * inv[j]) if a_big else u
-        qa[j] = max(ua, q_eps)
-        qb[j] = max(ub, q_eps)
+    for j in range(m):
+        qa[j] = exp1(max(la[j], lb[j]))
+        qb[j] = 0.0
+    _split_pair(qa, qb, lzi, lzt, ratio, i, m)
+    for j in range(m):
+        qa[j] = max(qa[j], q_eps)
+        qb[j] = max(qb[j], q_eps)
 
 
 @njit(cache=True, error_model="numpy")
@@ -166,25 +174,26 @@ def _row_log_ratio(div, w, f, eps, log_eps, prow, q, L, A, m, want_a):
     ``want_a``, the cost's ``A`` term in ``A[j]`` (see the module's formulas)."""
     if div == NERV:
         for j in range(m):
-            pc = f * prow[j]
-            if pc < eps:
-                pc = eps
-            lj = log1(pc) - L[j]
-            L[j] = lj
-            if want_a:
-                A[j] = pc * lj
-    else:  # every case computed and one selected: no branch, so the loop vectorises
+            pc = max(f * prow[j], eps)
+            L[j] = log1(pc) - L[j]
+        if want_a:  # loops of their own: a test in the loop may keep LLVM from vectorising it
+            for j in range(m):
+                A[j] = max(f * prow[j], eps) * L[j]
+    else:  # every case computed and one selected: no branch, so the loops vectorise
         kappa = w
         for j in range(m):
             p = f * prow[j]
             qj = q[j]
             mj = kappa * p + (1.0 - kappa) * qj
-            floored = mj < eps
             l_floored = L[j] - log_eps
             l_mixed = -log1p1(kappa * (p / qj - 1.0))
-            lj = l_floored if floored else l_mixed
-            L[j] = lj
-            if want_a:
+            L[j] = l_floored if mj < eps else l_mixed
+        if want_a:
+            for j in range(m):
+                p = f * prow[j]
+                qj = q[j]
+                mj = kappa * p + (1.0 - kappa) * qj
+                floored = mj < eps
                 lp = log1(p)
                 big_floored = log_eps - lp
                 big_mixed = log1p1((1.0 - kappa) * (qj / p - 1.0))
@@ -289,9 +298,9 @@ def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, ratio, sym, by_row, boun
             qo, lw, to = (qa, la, ta) if by_row or sym else (qb, lb, tb)
             qt, lt, tt = (qb, lb, tb) if by_row and not sym else (qa, la, ta)
             ab, bb = abuf[c, i + 1:], bbuf[c, i + 1:]
+            for j in range(m):  # two loops: few arrays each, LLVM's runtime overlap checks pass
+                bb[j] += qt[j] * lt[j]
             for j in range(m):
-                v = qt[j] * lt[j]
-                bb[j] += v
                 d2[j] = qo[j] * lw[j]
             bbuf[c, i] += pairwise_sum(d2, m)
             if want_a:
@@ -309,10 +318,11 @@ def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, ratio, sym, by_row, boun
 
 @njit(parallel=True, cache=True, error_model="numpy")
 def shift_forces(Yt, beta, logz, ratio, eps, cs, bounds, d2_scratch, qa_scratch, qb_scratch,
-                 k_scratch, gbuf, G):
+                 k_scratch, l_scratch, gbuf, G):
     """``G`` (n, k): the forces of the shift's part of a row-normalised Q's stiffness,
     ``K_ij = cs_i q_ij + cs_j q_ji`` (``cs`` (n,): each row's coefficient times its shift), with
-    ``q`` as :func:`mixture_sums` (no P read; ``ratio`` as there). ``gbuf``: (chunks, k, n)."""
+    ``q`` as :func:`mixture_sums` (no P read; ``ratio`` as there). Scratch ``*_scratch``
+    (chunks, n); ``gbuf``: (chunks, k, n)."""
     k, n = Yt.shape
     chunks = bounds.shape[0] - 1
     log_eps = math.log(eps)
@@ -320,12 +330,13 @@ def shift_forces(Yt, beta, logz, ratio, eps, cs, bounds, d2_scratch, qa_scratch,
     for c in prange(chunks):
         lo, hi = bounds[c], bounds[c + 1]
         d2, qa, qb, kk = d2_scratch[c], qa_scratch[c], qb_scratch[c], k_scratch[c]
+        ll = l_scratch[c]
         clear_chunk(gbuf, np.empty((0, 0)), c, lo, k, True, False)
         for i in range(lo, hi):
             m = n - i - 1
             _row_d2(Yt, i, d2)
-            if ratio.shape[0] == 2:
-                _row_log_q_both(d2, logz, ratio, i, log_eps, kk, qa, kk, qb, m)
+            if ratio.shape[0] == 2:  # distinct arrays: LLVM's overlap checks pass
+                _row_log_q_both(d2, logz, ratio, i, log_eps, kk, qa, ll, qb, m)
             else:
                 _row_log_q(d2, beta[i:i + 1] if scaled else beta, scaled, logz[i:i + 1], False,
                            log_eps, kk, qa, m)

@@ -22,7 +22,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
-from .._util.vmath import exp1, log1
+from .._util.vmath import exp1, expm1_1, log1
 from .output_kernel_functions import GAUSSIAN_KERNEL, power
 
 # divergence codes of .exact_pair_kernels.pair_pass: AB_BASE + branch
@@ -37,10 +37,11 @@ F, EPS, INV_Z, ALPHA, BETA, LAM, OB, OL, FLOOR = range(9)
 N_PARAMS = 9
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _pow_part(q, x, split):
-    """``Q^x`` less the offset 1 of the expm1 form (``split``) or whole."""
-    return math.expm1(x * math.log(q)) if split else power(q, x)
+    """``Q^x`` less the offset 1 of the expm1 form (``split``; ``q > 0``) or whole (vmath's
+    element functions: the row's loop vectorises)."""
+    return expm1_1(x * log1(q)) if split else power(q, x)
 
 
 @njit(cache=True, error_model="numpy")

@@ -30,6 +30,10 @@ def main(argv=None) -> int:
     ap.add_argument("--methods", default="ncvis,nerv,usne,btsne,cetsne,abssne")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--k", type=int, default=2)
+    ap.add_argument("--grad-only", action="store_true",
+                    help="time the gradient alone (what an iteration without a cost evaluates)")
+    ap.add_argument("--passes", action="store_true",
+                    help="also the median time of each kernel call per evaluation (the passes)")
     args = ap.parse_args(argv)
 
     from zoo_scale import load
@@ -51,18 +55,54 @@ def main(argv=None) -> int:
         runs[name] = (method, engine, state)
         print(f"prepared {name}", file=sys.stderr, flush=True)
     times = {name: [] for name in names}
+    calls = _time_kernels() if args.passes else None
+    passes = {name: [] for name in names}
     for _ in range(args.reps):
         for name in names:
             method, engine, state = runs[name]
+            if calls is not None:
+                calls.clear()
             start = time.perf_counter()
-            engine.evaluate(method, state, Y, 1.0)
+            engine.evaluate(method, state, Y, 1.0, cost=not args.grad_only)
             times[name].append(time.perf_counter() - start)
+            if calls is not None:
+                passes[name].append(dict(calls))
     base = statistics.median(times["tsne"])
-    print(f"n = {args.n}, k = {args.k}, {args.reps} reps, load {os.getloadavg()[0]:.1f}")
+    print(f"n = {args.n}, k = {args.k}, {args.reps} reps"
+          f"{', gradient only' if args.grad_only else ''}, load {os.getloadavg()[0]:.1f}")
     for name in names:
         t = statistics.median(times[name])
         print(f"{name:9s} {t * 1000:9.1f} ms  {t / base:5.2f}x tsne")
+        if calls is not None:
+            for kernel in passes[name][0]:
+                k = statistics.median(p.get(kernel, 0.0) for p in passes[name])
+                print(f"    {kernel:28s} {k * 1000:9.1f} ms  {k / base:5.2f}x tsne")
     return 0
+
+
+def _time_kernels() -> dict:
+    """Wrap the fused exact engine's parallel kernels so that each call adds its seconds to the
+    returned dict (kernel name: seconds), from now on in this process."""
+    from smallvis.engines import (exact_ab_kernels, exact_asymmetric_kernels, exact_kernels,
+                                  exact_nce_kernels, exact_nerv_kernels, exact_pair_kernels)
+
+    calls = {}
+
+    def wrap(name, fn):
+        def timed(*a, **kw):
+            start = time.perf_counter()
+            try:
+                return fn(*a, **kw)
+            finally:
+                calls[name] = calls.get(name, 0.0) + time.perf_counter() - start
+        return timed
+
+    for mod in (exact_kernels, exact_asymmetric_kernels, exact_pair_kernels, exact_ab_kernels,
+                exact_nce_kernels, exact_nerv_kernels):
+        for attr, fn in list(vars(mod).items()):
+            if getattr(getattr(fn, "targetoptions", None), "get", lambda k: None)("parallel"):
+                setattr(mod, attr, wrap(attr, fn))
+    return calls
 
 
 if __name__ == "__main__":

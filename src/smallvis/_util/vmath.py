@@ -165,6 +165,38 @@ def log1p1(x):
     return NAN if u < 0.0 else y
 
 
+# expm1 near 0: the Taylor series to x^15 / 15! (below 2^-60 of the value for |x| <= ln2 / 2), in
+# the nested form 1 + x/2 (1 + x/3 (...)), the reciprocals 1/k rounded
+EXPM1_NEAR = 0.34657359027997264  # ln 2 / 2
+EXPM1_INV = (1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 5, 1.0 / 6, 1.0 / 7, 1.0 / 8, 1.0 / 9, 1.0 / 10,
+             1.0 / 11, 1.0 / 12, 1.0 / 13, 1.0 / 14, 1.0 / 15)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def expm1_1(x):
+    """``exp(x) - 1`` of one float64, accurate also for tiny ``x`` (a few ulps): near 0
+    (``|x| <= ln2/2``) a Taylor polynomial, elsewhere ``exp1(x) - 1`` (whose cancellation costs at
+    most a factor 3.5 there); both computed, one selected (no branch)."""
+    c = EXPM1_INV
+    t = 1.0 + (x * c[13])
+    t = 1.0 + (x * c[12]) * t
+    t = 1.0 + (x * c[11]) * t
+    t = 1.0 + (x * c[10]) * t
+    t = 1.0 + (x * c[9]) * t
+    t = 1.0 + (x * c[8]) * t
+    t = 1.0 + (x * c[7]) * t
+    t = 1.0 + (x * c[6]) * t
+    t = 1.0 + (x * c[5]) * t
+    t = 1.0 + (x * c[4]) * t
+    t = 1.0 + (x * c[3]) * t
+    t = 1.0 + (x * c[2]) * t
+    t = 1.0 + (x * c[1]) * t
+    t = 1.0 + (x * c[0]) * t
+    near = x * t
+    far = exp1(x) - 1.0
+    return near if abs(x) <= EXPM1_NEAR else far
+
+
 @njit(cache=True, error_model="numpy", inline="always")
 def pow1(x, y):
     """``x^y`` for ``x >= 0`` (or NaN) as ``exp(y log x)``: ``x^0 = 1``, ``0^y`` is 0 or inf by

@@ -29,7 +29,8 @@ Methods opt in through one of three hooks:
   forces;
 - ``Method.mixture_form``: the mixes of forward and reverse KL with a Gaussian Q (nerv, snerv,
   bnerv, rsrnerv, jse, sjse, rsrjse): :mod:`.exact_nerv`, four passes (the log-sum-exp's shift and
-  sums, the reverse KL's per-row sums, then the forces).
+  sums, the reverse KL's per-row sums with the forces but the shift's, then the shift's; three with
+  a matrix-normalised Q).
 
 Sparse P: when the method's input kernel is a kNN kernel (``knn``, ``skd``, ``nngaussian``) and its
 cost is KL with a Student-t or heavy-tailed kernel, or largevis / umap / tumap, :meth:`prepare`

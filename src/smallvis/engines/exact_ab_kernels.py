@@ -22,7 +22,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
-from .._util.vmath import exp1, log1
+from .._util.vmath import exp1, expm1_1, log1, pow1
 from .output_kernel_functions import GAUSSIAN_KERNEL, power
 
 # divergence codes of .exact_pair_kernels.pair_pass: AB_BASE + branch
@@ -35,12 +35,6 @@ BRANCHES = {"absne": GENERAL, "absneb0": BETA0, "absneamb": LAMBDA0, "absnea0": 
 # (0 or 1) of the expm1 forms of Q^beta and Q^lambda, P floored at eps (the general branch)
 F, EPS, INV_Z, ALPHA, BETA, LAM, OB, OL, FLOOR = range(9)
 N_PARAMS = 9
-
-
-@njit(cache=True, error_model="numpy")
-def _pow_part(q, x, split):
-    """``Q^x`` less the offset 1 of the expm1 form (``split``) or whole."""
-    return math.expm1(x * math.log(q)) if split else power(q, x)
 
 
 @njit(cache=True, error_model="numpy")
@@ -59,6 +53,51 @@ def _row_q(gauss, inv_z, eps, d2, g, q, m):
 
 
 @njit(cache=True, error_model="numpy")
+def _vpower(x, e, m):
+    """``x[:m] = x[:m] ** e`` in place (:func:`.output_kernel_functions.power`'s cases, chosen
+    outside the loops)."""
+    if e == 1.0:
+        return
+    if e == 2.0:
+        for j in range(m):
+            x[j] = x[j] * x[j]
+    elif e == 0.5:
+        for j in range(m):
+            x[j] = math.sqrt(x[j])
+    elif e == -1.0:
+        for j in range(m):
+            x[j] = 1.0 / x[j]
+    else:
+        for j in range(m):
+            x[j] = pow1(x[j], e)
+
+
+@njit(cache=True, error_model="numpy")
+def _vpow_part(q, x, split, out, m):
+    """``out[:m] = q[:m] ** x`` less the offset 1 of the expm1 form (``split``: ``expm1(x log q)``,
+    ``q > 0``) or whole, the case chosen outside the loops."""
+    if split:
+        for j in range(m):
+            out[j] = expm1_1(x * log1(q[j]))
+    else:
+        for j in range(m):
+            out[j] = q[j]
+        _vpower(out, x, m)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _general_tail(a, lam, ol, ml, d2, kk, k2, cc, j):
+    """The general branch's pair ``j`` given ``Q^l``'s part ``ml``: ``d2[j]`` holds ``P^a Q^b``
+    (whole), ``cc[j]`` ``P^a Q^b / (a b)``; ``A = P^a Q^b - Q^l``."""
+    g, q = kk[j], k2[j]
+    cc[j] = ml / (a * lam) - cc[j]
+    A = (d2[j] - ml) - ol
+    kk[j] = (4.0 / a) * g * A
+    k2[j] = g * q
+    d2[j] = A
+
+
+@njit(cache=True, error_model="numpy")
 def row_ab(branch, wk, prm, xrow, d2, kk, k2, cc, m, want_cost):
     """One row's pairs: ``kk = c g A``, ``k2 = g q``, ``cc`` the Y-dependent cost term (with
     ``want_cost``), and the row's share of ``S`` (returned; ``d2`` is overwritten by its terms).
@@ -70,22 +109,30 @@ def row_ab(branch, wk, prm, xrow, d2, kk, k2, cc, m, want_cost):
     ob, ol, floor = prm[OB], prm[OL], prm[FLOOR] != 0.0
     _row_q(wk == GAUSSIAN_KERNEL, inv_z, eps, d2, kk, k2, m)
     if branch == GENERAL:  # c = Q^l / (a l) - P^a Q^b / (a b); A = P^a Q^b - Q^l
+        # loops each of one form (the powers' cases chosen outside them), so that they vectorise:
+        # P^a in d2, Q^b's part in cc, then P^a Q^b (plus P^a with the expm1 form of Q^b)
+        if floor:
+            for j in range(m):
+                d2[j] = max(f * xrow[j], eps)
+        else:
+            for j in range(m):
+                d2[j] = f * xrow[j]
+        _vpower(d2, a, m)
+        _vpow_part(k2, b, ob != 0.0, cc, m)
         for j in range(m):
-            g, q, p = kk[j], k2[j], f * xrow[j]
-            pp = max(p, eps) if floor else p
-            pa = power(pp, a)
-            mb = _pow_part(q, b, ob != 0.0)
-            ml = _pow_part(q, lam, ol != 0.0)
-            pamb = pa * mb
-            cc[j] = ml / (a * lam) - pamb / (a * b)
-            A = pamb - ml
-            if ob != 0.0:
-                A += pa
-            if ol != 0.0:
-                A -= ol
-            kk[j] = (4.0 / a) * g * A
-            k2[j] = g * q
-            d2[j] = A
+            pa = d2[j]
+            pamb = pa * cc[j]
+            cc[j] = pamb / (a * b)
+            d2[j] = pamb + ob * pa
+        if ol != 0.0:
+            for j in range(m):
+                _general_tail(a, lam, ol, expm1_1(lam * log1(k2[j])), d2, kk, k2, cc, j)
+        elif lam == 1.0:
+            for j in range(m):
+                _general_tail(a, lam, ol, k2[j], d2, kk, k2, cc, j)
+        else:
+            for j in range(m):
+                _general_tail(a, lam, ol, power(k2[j], lam), d2, kk, k2, cc, j)
     elif branch == BETA0:  # c = (Q^a - P^a log Q^a) / a^2; A = P^a - Q^a; S = sum P^a - sum Q^a
         for j in range(m):
             g, q, p = kk[j], k2[j], f * xrow[j]

@@ -6,8 +6,9 @@ Q is Gaussian and normalised by a log-sum-exp, as the dense engine's
 :func:`~smallvis.methods.elementwise.gaussian_probabilities`: the row minima of ``d2`` give each
 row's (or the matrix's) largest exponent ``a_max``, then ``log Z = log sum exp(a - a_max) + a_max``,
 so rows whose output distances are all large stay exact. The reverse KL's shift (per row, or its
-sum over the matrix) enters every pair's stiffness, so the forces take a pass of their own after
-the pass that sums it: four passes with the gradient, three without.
+sum over the matrix) enters every pair's stiffness; the pass that sums it also gives the forces of
+the rest of the stiffness, and the shift's part comes after (:mod:`.exact_nerv_kernels`): four
+passes with the gradient and a row-normalised Q, three otherwise.
 """
 
 from __future__ import annotations
@@ -17,6 +18,30 @@ import numpy as np
 from . import exact_nerv_kernels as nk
 
 DIVERGENCES = {"nerv": nk.NERV, "jse": nk.JSE}
+# the widest range of per-point exponents whose pair ratios are taken as products of per-point
+# factors (exp_ratios): factors within e^(+-300), and an exponential that underflows (below
+# e^-708) hides only terms below e^-100 times the row's largest (Q's floor, eps, is above)
+RATIO_SPAN = 600.0
+
+
+def exp_ratios(a, span=None):
+    """``(2, n)``: ``e^(a_i - r)`` and ``e^(r - a_i)`` with ``r`` the middle of ``a``'s range, so
+    that ``e^(a_i - a_j)`` is a product of two of them; empty (``(0, 0)``) when the range exceeds
+    ``span`` (default :data:`RATIO_SPAN`: the factors could then overflow, or an underflowing
+    exponential hide a term that counts)."""
+    span = RATIO_SPAN if span is None else span
+    lo, hi = float(a.min()), float(a.max())
+    if not hi - lo <= span:
+        return np.empty((0, 0))
+    r = 0.5 * (lo + hi)
+    h = a - r
+    # a - r to twice the precision, h + e (TwoSum): e^(h + e) = e^h (1 + e) to an ulp or two, where
+    # e^h alone would carry h's rounding, an error that grows with |a - r|
+    bb = h - a
+    e = (a - (h - bb)) + (-r - bb)
+    up = np.exp(h) * (1.0 + e)
+    down = np.exp(-h) * (1.0 - e)
+    return np.stack([up, down])
 
 
 def mixture_plan(method, state, form, n):
@@ -62,17 +87,25 @@ def evaluate_mixture(form, state, X, Y, f, ws, *, cost, grad):
     else:
         amax = np.full(n, -dmin.min())
     sums = np.empty(n)
-    nk.shifted_exp_rows(Yt, beta, amax, bounds, d2, ws("qa", ch, n), ws("cbuf", ch, n), sums)
+    # without precisions, a pair's second exponential is its first times a per-point ratio
+    fast = by_row and not beta.size
+    nk.shifted_exp_rows(Yt, beta, amax, exp_ratios(amax) if fast else np.empty((0, 0)), bounds,
+                        d2, ws("qa", ch, n), ws("cbuf", ch, n), sums)
     logz = np.log(sums) + amax if by_row else np.full(n, np.log(sums.sum()) + amax[0])
-    # the per-point sums A (the cost's P term) and B = sum q L (the reverse KL's)
+    ratio = exp_ratios(logz) if fast else np.empty((0, 0))
+    # the per-point sums A (the cost's P term) and B = sum q L (the reverse KL's), and the forces of
+    # the stiffness without the shift (with a matrix-normalised Q, also those of q: the shift is
+    # one number, their factor)
     sym = not by_row
-    scratch = [ws(name, ch, n) for name in ("d2", "qa", "la", "qb", "lb", "ta", "tb")]
+    scratch = [ws(name, ch, n) for name in ("d2", "qa", "la", "qb", "lb", "ta", "tb", "ka", "kb")]
     A = np.empty(n) if cost else np.empty(0)
     B = np.empty(n)
-    nk.mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, bool(cost), *scratch,
-                    ws("cbuf", ch, n), ws("cbuf2", ch, n), A, B)
+    G = np.empty((n, 2 * k if sym else k)) if grad else np.empty((0, 0))
+    nk.mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, ratio, sym, by_row, bounds, bool(cost),
+                    bool(grad), *scratch, ws("cbuf", ch, n), ws("cbuf2", ch, n),
+                    ws("gbuf2" if sym else "gbuf", ch, G.shape[1], n), A, B, G)
     shift = -B if div == nk.NERV else B
-    pcost = G = None
+    pcost = None
     if cost:
         if div == nk.NERV:  # lambda KL(P||Q) + (1 - lambda) KL(Q||P)
             pcost = w * A + (1.0 - w) * shift
@@ -80,10 +113,15 @@ def evaluate_mixture(form, state, X, Y, f, ws, *, cost, grad):
             const = state.cached("plogp_excess_exact", f,
                                  lambda: nk.plogp_excess_rows(P, f, eps))
             pcost = (const - A) / (1.0 - w) + B / w
-    if grad:
-        if not by_row:
-            shift = np.full(n, shift.sum())
-        G = np.empty((n, k))
-        nk.mixture_forces(P, PT, Yt, div, w, f, eps, beta, logz, sym, shift, bounds, *scratch,
-                          ws("gbuf", ch, k, n), G)
+    if not grad:
+        return pcost, None
+    # the shift's part of the stiffness: c q s per direction (NeRV: c = 1 - lambda, JSE: 1 / kappa)
+    coef = (1.0 - w) if div == nk.NERV else 1.0 / w
+    if sym:
+        return pcost, G[:, :k] + (4.0 * coef * shift.sum()) * G[:, k:]
+    cs = 2.0 * coef * (beta * shift if beta.size else shift)
+    G2 = np.empty((n, k))
+    nk.shift_forces(Yt, beta, logz, ratio, eps, cs, bounds, ws("d2", ch, n), ws("qa", ch, n),
+                    ws("qb", ch, n), ws("ka", ch, n), ws("la", ch, n), ws("gbuf", ch, k, n), G2)
+    G += G2
     return pcost, G

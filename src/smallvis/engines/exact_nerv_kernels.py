@@ -19,11 +19,21 @@ and the dense engine's pair terms (:mod:`smallvis.methods.nerv`), element for el
   ``s = B``.
 
 The stiffness of a pair is ``2 (beta_i k_ij + beta_j k_ji)`` (row-normalised Q) or ``4 k_ij``
-(matrix-normalised Q, P symmetric: ``k_ij = k_ji``). Passes, each visiting every unordered pair
-once in the fixed chunks of :mod:`.exact_kernels` (per-chunk buffers, added in chunk order: the
-same bits for any number of threads): the row minima of ``d2`` (the log-sum-exp's shift), the
-shifted row sums of ``exp(-beta_i d2)``, the sums ``A`` and ``B`` (the shift needs all of ``B``)
-and then the forces.
+(matrix-normalised Q, P symmetric: ``k_ij = k_ji``). Its shift's part, ``c q s`` per direction
+(``c = 1 - lambda`` for NeRV, ``1 / kappa`` for JSE), needs all of ``B``: the pass that sums ``B``
+also gives the forces of the rest, and those of the shift's part come after it, from ``q`` alone
+(:func:`shift_forces`: no P read, no logarithm), or with a matrix-normalised Q, where the shift is
+one number, as that number times the forces of ``q`` from the same pass. Passes, each visiting
+every unordered pair once in the fixed chunks of :mod:`.exact_kernels` (per-chunk buffers, added in
+chunk order: the same bits for any number of threads): the row minima of ``d2`` (the
+log-sum-exp's shift), the shifted row sums of ``exp(-beta_i d2)``, the sums ``A`` and ``B`` with
+the forces of the stiffness without the shift, then (row-normalised Q) the shift's forces.
+
+A row-normalised Q without precisions (nerv, rsrnerv, jse, rsrjse) evaluates one ``exp`` per pair
+where both directions differ only in their row's shift: the direction with the larger exponent
+takes its exponential, the other that times the per-point ratio ``e^(a_i - a_j)`` (at most 1),
+given as a product of per-point factors (:func:`.exact_nerv.exp_ratios`, when the shifts' range
+allows), in the sums' pass and both later ones.
 """
 
 from __future__ import annotations
@@ -69,11 +79,16 @@ def row_min_d2(Yt, bounds, d2_scratch, mbuf, out):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def shifted_exp_rows(Yt, beta, amax, bounds, d2_scratch, w_scratch, cbuf, out):
-    """``out[i] = sum_{j != i} exp(-beta_i d2_ij - amax_i)`` (``beta``: (n,) or empty for 1)."""
+def shifted_exp_rows(Yt, beta, amax, ratio, bounds, d2_scratch, w_scratch, cbuf, out):
+    """``out[i] = sum_{j != i} exp(-beta_i d2_ij - amax_i)`` (``beta``: (n,) or empty for 1).
+    ``ratio``: empty, or without ``beta`` (2, n) per-point factors ``(e^(amax_i - r),
+    e^(r - amax_i))`` for a reference ``r`` (:func:`.exact_nerv.exp_ratios`): the exponential
+    of a pair's direction with the smaller exponent is then that of the other times
+    ``e^(amax_i - amax_j)`` or its inverse (at most 1): one ``exp`` per pair."""
     n = Yt.shape[1]
     chunks = bounds.shape[0] - 1
     scaled = beta.shape[0] > 0
+    by_ratio = ratio.shape[0] == 2
     for c in prange(chunks):
         lo, hi = bounds[c], bounds[c + 1]
         d2, w = d2_scratch[c], w_scratch[c]
@@ -85,10 +100,15 @@ def shifted_exp_rows(Yt, beta, amax, bounds, d2_scratch, w_scratch, cbuf, out):
             ai = amax[i]
             at = amax[i + 1:]
             cb = cbuf[c, i + 1:]
-            for j in range(m):
-                bj = beta[i + 1 + j] if scaled else 1.0
-                w[j] = exp1(-(bi * d2[j]) - ai)
-                cb[j] += exp1(-(bj * d2[j]) - at[j])
+            if by_ratio:  # loops of few arrays: LLVM's runtime overlap checks stay few
+                for j in range(m):
+                    w[j] = exp1(-d2[j] - min(ai, at[j]))
+                _split_pair(w, cb, ai, at, ratio, i, m)
+            else:
+                for j in range(m):
+                    bj = beta[i + 1 + j] if scaled else 1.0
+                    w[j] = exp1(-(bi * d2[j]) - ai)
+                    cb[j] += exp1(-(bj * d2[j]) - at[j])
             cbuf[c, i] += pairwise_sum(w, m)
     reduce_chunks(bounds, np.empty((0, 0, 0)), cbuf, False, True, np.empty((0, 0)), out)
 
@@ -109,30 +129,71 @@ def _row_log_q(d2, beta, scaled, logz, per_pair, log_eps, lq, q, m):
 
 
 @njit(cache=True, error_model="numpy")
+def _split_pair(u, other, ai, at, ratio, i, m):
+    """Given ``u[j]`` the exponential of a pair's larger exponent (the direction whose row shift
+    ``a`` is smaller), ``u[j]`` becomes that of direction ``i -> j`` and ``other[j] +=`` that of
+    ``j -> i``: the smaller one is ``u`` times ``e^(a_i - a_j)`` or ``e^(a_j - a_i)`` (at most 1),
+    a product of ``ratio``'s factors (:func:`.exact_nerv.exp_ratios`)."""
+    fi, inv_i = ratio[0, i], ratio[1, i]
+    ft, inv = ratio[0, i + 1:], ratio[1, i + 1:]
+    for j in range(m):
+        a_big = ai <= at[j]
+        uj = u[j]
+        small = uj * (fi * inv[j] if a_big else ft[j] * inv_i)
+        other[j] += small if a_big else uj
+        u[j] = uj if a_big else small
+
+
+@njit(cache=True, error_model="numpy")
+def _row_log_q_both(d2, logz, ratio, i, log_eps, la, qa, lb, qb, m):
+    """:func:`_row_log_q` of both directions of row ``i``'s pairs without precisions, one ``exp``
+    per pair (:func:`_split_pair`; the exponent of the larger direction is read back from ``la``
+    and ``lb``: where both sit on the floor, so do both ``q``); ``q_eps = exp(log eps)``, the
+    floor."""
+    q_eps = exp1(log_eps)
+    lzi = logz[i]
+    lzt = logz[i + 1:]
+    for j in range(m):
+        x = d2[j]
+        va = -x - lzi
+        vb = -x - lzt[j]
+        la[j] = va if va >= log_eps else log_eps
+        lb[j] = vb if vb >= log_eps else log_eps
+    for j in range(m):
+        qa[j] = exp1(max(la[j], lb[j]))
+        qb[j] = 0.0
+    _split_pair(qa, qb, lzi, lzt, ratio, i, m)
+    for j in range(m):
+        qa[j] = max(qa[j], q_eps)
+        qb[j] = max(qb[j], q_eps)
+
+
+@njit(cache=True, error_model="numpy")
 def _row_log_ratio(div, w, f, eps, log_eps, prow, q, L, A, m, want_a):
     """One direction of a row's pairs: ``L[j]`` (given ``log q`` there, overwritten) and, with
     ``want_a``, the cost's ``A`` term in ``A[j]`` (see the module's formulas)."""
     if div == NERV:
         for j in range(m):
-            pc = f * prow[j]
-            if pc < eps:
-                pc = eps
-            lj = log1(pc) - L[j]
-            L[j] = lj
-            if want_a:
-                A[j] = pc * lj
-    else:  # every case computed and one selected: no branch, so the loop vectorises
+            pc = max(f * prow[j], eps)
+            L[j] = log1(pc) - L[j]
+        if want_a:  # loops of their own: a test in the loop may keep LLVM from vectorising it
+            for j in range(m):
+                A[j] = max(f * prow[j], eps) * L[j]
+    else:  # every case computed and one selected: no branch, so the loops vectorise
         kappa = w
         for j in range(m):
             p = f * prow[j]
             qj = q[j]
             mj = kappa * p + (1.0 - kappa) * qj
-            floored = mj < eps
             l_floored = L[j] - log_eps
             l_mixed = -log1p1(kappa * (p / qj - 1.0))
-            lj = l_floored if floored else l_mixed
-            L[j] = lj
-            if want_a:
+            L[j] = l_floored if mj < eps else l_mixed
+        if want_a:
+            for j in range(m):
+                p = f * prow[j]
+                qj = q[j]
+                mj = kappa * p + (1.0 - kappa) * qj
+                floored = mj < eps
                 lp = log1(p)
                 big_floored = log_eps - lp
                 big_mixed = log1p1((1.0 - kappa) * (qj / p - 1.0))
@@ -144,121 +205,148 @@ def _row_log_ratio(div, w, f, eps, log_eps, prow, q, L, A, m, want_a):
 
 
 @njit(cache=True, error_model="numpy")
-def _row_pairs(P, PT, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, la, qb, lb, ta, tb,
-               want_a):
+def _row_pairs(P, PT, Yt, i, div, w, f, eps, log_eps, beta, logz, ratio, sym, d2, qa, la, qb, lb,
+               ta, tb, want_a):
     """``d2``, then ``q`` and ``L`` of row ``i``'s pairs in both directions (``qa``, ``la``: i to
     j; ``qb``, ``lb``: j to i; ``ta``, ``tb``: their ``A`` terms with ``want_a``). With ``sym``
     (matrix-normalised Q, P symmetric) the second direction is the first: only ``qa, la, ta`` are
     written. ``PT``: P's transpose, C-ordered (its rows are P's columns), or an empty (0, 0) array
-    (P's columns read with a stride)."""
+    (P's columns read with a stride). ``ratio``: empty, or (2, n) (:func:`.exact_nerv.exp_ratios` of
+    ``log Z``; no ``beta``): ``q`` of the second direction from that of the first
+    (:func:`_row_log_q_both`)."""
     n = Yt.shape[1]
     m = n - i - 1
     scaled = beta.shape[0] > 0
     _row_d2(Yt, i, d2)
-    _row_log_q(d2, beta[i:i + 1] if scaled else beta, scaled, logz[i:i + 1], False, log_eps, la,
-               qa, m)
+    if ratio.shape[0] == 2 and not sym:
+        _row_log_q_both(d2, logz, ratio, i, log_eps, la, qa, lb, qb, m)
+    else:
+        _row_log_q(d2, beta[i:i + 1] if scaled else beta, scaled, logz[i:i + 1], False, log_eps,
+                   la, qa, m)
     _row_log_ratio(div, w, f, eps, log_eps, P[i, i + 1:], qa, la, ta, m, want_a)
     if not sym:
-        _row_log_q(d2, beta[i + 1:] if scaled else beta, scaled, logz[i + 1:], True, log_eps, lb,
-                   qb, m)
+        if ratio.shape[0] != 2:
+            _row_log_q(d2, beta[i + 1:] if scaled else beta, scaled, logz[i + 1:], True,
+                       log_eps, lb, qb, m)
         if PT.shape[0] == n:
             _row_log_ratio(div, w, f, eps, log_eps, PT[i, i + 1:], qb, lb, tb, m, want_a)
         else:
             _row_log_ratio(div, w, f, eps, log_eps, P[i + 1:, i], qb, lb, tb, m, want_a)
 
 
-@njit(parallel=True, cache=True, error_model="numpy")
-def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, sym, by_row, bounds, want_a, d2_scratch,
-                 qa_scratch, la_scratch, qb_scratch, lb_scratch, ta_scratch, tb_scratch, abuf,
-                 bbuf, A, B):
-    """Per-point sums ``A`` (with ``want_a``) and ``B`` (module docstring): by rows (``by_row``: a
-    pair's ``i -> j`` terms go to i) or by columns (to j). ``PT``: P's C-ordered transpose or
-    empty (:func:`_row_pairs`). ``beta`` (n,) or empty; ``logz`` (n,);
-    scratch ``*_scratch``, ``abuf``, ``bbuf``: (chunks, n)."""
-    n = Yt.shape[1]
-    chunks = bounds.shape[0] - 1
-    log_eps = math.log(eps)
-    for c in prange(chunks):
-        lo, hi = bounds[c], bounds[c + 1]
-        d2, ta, tb = d2_scratch[c], ta_scratch[c], tb_scratch[c]
-        qa, la, qb, lb = qa_scratch[c], la_scratch[c], qb_scratch[c], lb_scratch[c]
-        clear_chunk(np.empty((0, 0, 0)), abuf, c, lo, 0, False, want_a)
-        clear_chunk(np.empty((0, 0, 0)), bbuf, c, lo, 0, False, True)
-        for i in range(lo, hi):
-            m = n - i - 1
-            _row_pairs(P, PT, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, la, qb, lb,
-                       ta, tb, want_a)
-            # own: the direction whose terms go to point i; other: to point j
-            qo, lw, to = (qa, la, ta) if by_row or sym else (qb, lb, tb)
-            qt, lt, tt = (qb, lb, tb) if by_row and not sym else (qa, la, ta)
-            ab, bb = abuf[c, i + 1:], bbuf[c, i + 1:]
-            for j in range(m):
-                v = qt[j] * lt[j]
-                bb[j] += v
-                d2[j] = qo[j] * lw[j]
-            bbuf[c, i] += pairwise_sum(d2, m)
-            if want_a:
-                for j in range(m):
-                    ab[j] += tt[j]
-                abuf[c, i] += pairwise_sum(to, m)
-    if want_a:
-        reduce_chunks(bounds, np.empty((0, 0, 0)), abuf, False, True, np.empty((0, 0)), A)
-    reduce_chunks(bounds, np.empty((0, 0, 0)), bbuf, False, True, np.empty((0, 0)), B)
-
-
 @njit(cache=True, error_model="numpy")
-def _row_stiffness(div, w, f, eps, prow, q, L, shift, per_pair, k, m):
-    """One direction's ``k[j]`` (module docstring) with the shift ``shift[j]`` (``per_pair``) or
-    ``shift[0]``."""
+def _row_stiffness(div, w, f, eps, prow, q, L, k, m):
+    """One direction's ``k[j]`` without the shift (module docstring): NeRV's
+    ``lambda (p - q) + (1 - lambda) q L``, JSE's ``-q L / kappa``."""
     if div == NERV:
         lam = w
         for j in range(m):
             pc = f * prow[j]
             if pc < eps:
                 pc = eps
-            s = shift[j] if per_pair else shift[0]
-            k[j] = lam * (pc - q[j]) + (1.0 - lam) * q[j] * (L[j] + s)
+            k[j] = lam * (pc - q[j]) + (1.0 - lam) * (q[j] * L[j])
     else:
         kappa = w
         for j in range(m):
-            s = shift[j] if per_pair else shift[0]
-            k[j] = -(q[j] * (L[j] - s)) / kappa
+            k[j] = -(q[j] * L[j]) / kappa
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def mixture_forces(P, PT, Yt, div, w, f, eps, beta, logz, sym, shift, bounds, d2_scratch, qa_scratch,
-                   la_scratch, qb_scratch, lb_scratch, ka_scratch, kb_scratch, gbuf, G):
-    """``G`` (n, k): ``sum_j K_ij (y_i - y_j)`` with ``K_ij = 2 (beta_i k_ij + beta_j k_ji)``, or
-    ``4 k_ij`` with ``sym``; ``shift`` (n,): each point's shift; ``PT``: as :func:`mixture_sums`. ``gbuf``: (chunks, k, n)."""
+def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, ratio, sym, by_row, bounds, want_a,
+                 want_grad,
+                 d2_scratch, qa_scratch, la_scratch, qb_scratch, lb_scratch, ta_scratch, tb_scratch,
+                 ka_scratch, kb_scratch, abuf, bbuf, gbuf, A, B, G):
+    """Per-point sums ``A`` (with ``want_a``) and ``B`` (module docstring): by rows (``by_row``: a
+    pair's ``i -> j`` terms go to i) or by columns (to j); with ``want_grad``, ``G`` the forces
+    of the stiffness without the shift: ``(n, k)``, ``K_ij = 2 (beta_i k_ij + beta_j k_ji)``, or
+    with ``sym`` ``(n, 2k)``: those of ``4 k_ij`` and, in the last k columns, those of ``q_ij``
+    (what the shift multiplies). ``PT``: P's C-ordered transpose or empty
+    (:func:`_row_pairs`). ``beta`` (n,) or empty; ``logz`` (n,); ``ratio``: as
+    :func:`_row_pairs`; scratch ``*_scratch``,
+    ``abuf``, ``bbuf``: (chunks, n); ``gbuf`` (chunks, G's columns, n)."""
+    k, n = Yt.shape
+    chunks = bounds.shape[0] - 1
+    log_eps = math.log(eps)
+    scaled = beta.shape[0] > 0
+    nf = 2 * k if sym else k
+    for c in prange(chunks):
+        lo, hi = bounds[c], bounds[c + 1]
+        d2, ta, tb = d2_scratch[c], ta_scratch[c], tb_scratch[c]
+        qa, la, qb, lb = qa_scratch[c], la_scratch[c], qb_scratch[c], lb_scratch[c]
+        ka, kb = ka_scratch[c], kb_scratch[c]
+        clear_chunk(np.empty((0, 0, 0)), abuf, c, lo, 0, False, want_a)
+        clear_chunk(gbuf, bbuf, c, lo, nf, want_grad, True)
+        for i in range(lo, hi):
+            m = n - i - 1
+            _row_pairs(P, PT, Yt, i, div, w, f, eps, log_eps, beta, logz, ratio, sym, d2, qa, la,
+                       qb, lb, ta, tb, want_a)
+            if want_grad:
+                _row_stiffness(div, w, f, eps, P[i, i + 1:], qa, la, ka, m)
+                if sym:
+                    for j in range(m):
+                        ka[j] = 4.0 * ka[j]
+                else:
+                    if PT.shape[0] == n:
+                        _row_stiffness(div, w, f, eps, PT[i, i + 1:], qb, lb, kb, m)
+                    else:
+                        _row_stiffness(div, w, f, eps, P[i + 1:, i], qb, lb, kb, m)
+                    bi = beta[i] if scaled else 1.0
+                    for j in range(m):
+                        bj = beta[i + 1 + j] if scaled else 1.0
+                        ka[j] = 2.0 * (bi * ka[j] + bj * kb[j])
+            # own: the direction whose terms go to point i; other: to point j
+            qo, lw, to = (qa, la, ta) if by_row or sym else (qb, lb, tb)
+            qt, lt, tt = (qb, lb, tb) if by_row and not sym else (qa, la, ta)
+            ab, bb = abuf[c, i + 1:], bbuf[c, i + 1:]
+            for j in range(m):  # two loops: few arrays each, LLVM's runtime overlap checks pass
+                bb[j] += qt[j] * lt[j]
+            for j in range(m):
+                d2[j] = qo[j] * lw[j]
+            bbuf[c, i] += pairwise_sum(d2, m)
+            if want_a:
+                for j in range(m):
+                    ab[j] += tt[j]
+                abuf[c, i] += pairwise_sum(to, m)
+            if want_grad:  # d2 is free: the terms' scratch
+                add_pair_forces(Yt, i, ka, gbuf[c, :k], m, d2)
+                if sym:
+                    add_pair_forces(Yt, i, qa, gbuf[c, k:], m, d2)
+    if want_a:
+        reduce_chunks(bounds, np.empty((0, 0, 0)), abuf, False, True, np.empty((0, 0)), A)
+    reduce_chunks(bounds, gbuf, bbuf, want_grad, True, G, B)
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def shift_forces(Yt, beta, logz, ratio, eps, cs, bounds, d2_scratch, qa_scratch, qb_scratch,
+                 k_scratch, l_scratch, gbuf, G):
+    """``G`` (n, k): the forces of the shift's part of a row-normalised Q's stiffness,
+    ``K_ij = cs_i q_ij + cs_j q_ji`` (``cs`` (n,): each row's coefficient times its shift), with
+    ``q`` as :func:`mixture_sums` (no P read; ``ratio`` as there). Scratch ``*_scratch``
+    (chunks, n); ``gbuf``: (chunks, k, n)."""
     k, n = Yt.shape
     chunks = bounds.shape[0] - 1
     log_eps = math.log(eps)
     scaled = beta.shape[0] > 0
     for c in prange(chunks):
         lo, hi = bounds[c], bounds[c + 1]
-        d2, ka, kb = d2_scratch[c], ka_scratch[c], kb_scratch[c]
-        qa, la, qb, lb = qa_scratch[c], la_scratch[c], qb_scratch[c], lb_scratch[c]
+        d2, qa, qb, kk = d2_scratch[c], qa_scratch[c], qb_scratch[c], k_scratch[c]
+        ll = l_scratch[c]
         clear_chunk(gbuf, np.empty((0, 0)), c, lo, k, True, False)
         for i in range(lo, hi):
             m = n - i - 1
-            _row_pairs(P, PT, Yt, i, div, w, f, eps, log_eps, beta, logz, sym, d2, qa, la, qb, lb,
-                       ka, kb, False)
-            _row_stiffness(div, w, f, eps, P[i, i + 1:], qa, la, shift[i:i + 1], False, ka, m)
-            if sym:
-                for j in range(m):
-                    ka[j] = 4.0 * ka[j]
+            _row_d2(Yt, i, d2)
+            if ratio.shape[0] == 2:  # distinct arrays: LLVM's overlap checks pass
+                _row_log_q_both(d2, logz, ratio, i, log_eps, kk, qa, ll, qb, m)
             else:
-                if PT.shape[0] == n:
-                    _row_stiffness(div, w, f, eps, PT[i, i + 1:], qb, lb, shift[i + 1:], True,
-                                   kb, m)
-                else:
-                    _row_stiffness(div, w, f, eps, P[i + 1:, i], qb, lb, shift[i + 1:], True,
-                                   kb, m)
-                bi = beta[i] if scaled else 1.0
-                for j in range(m):
-                    bj = beta[i + 1 + j] if scaled else 1.0
-                    ka[j] = 2.0 * (bi * ka[j] + bj * kb[j])
-            add_pair_forces(Yt, i, ka, gbuf[c], m, d2)
+                _row_log_q(d2, beta[i:i + 1] if scaled else beta, scaled, logz[i:i + 1], False,
+                           log_eps, kk, qa, m)
+                _row_log_q(d2, beta[i + 1:] if scaled else beta, scaled, logz[i + 1:], True,
+                           log_eps, kk, qb, m)
+            ci = cs[i]
+            ct = cs[i + 1:]
+            for j in range(m):
+                kk[j] = ci * qa[j] + ct[j] * qb[j]
+            add_pair_forces(Yt, i, kk, gbuf[c], m, d2)
     reduce_chunks(bounds, gbuf, np.empty((0, 0)), True, False, G, np.empty(0))
 
 

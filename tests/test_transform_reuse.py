@@ -124,8 +124,9 @@ def test_models_without_kernel_values_still_transform(digits, fitted):
 
 def test_a_transform_nobody_watches_costs_nothing(digits, fitted, monkeypatch):
     """Without ``verbose`` or ``ret_extra`` no cost is evaluated (a watched run evaluates one every
-    tenth iteration); the coordinates are those of a run that records them (t-SNE and umap never
-    stop early on their tolerance within a transform's 100 iterations)."""
+    tenth iteration); the coordinates are those of a run that records them (70 iterations: neither
+    t-SNE nor umap stops early on its tolerance by then; t-SNE on bh, quadrupole, stops at the 80th
+    of the default 100, where the quiet run, which evaluates no cost, goes on)."""
     from smallvis.api.transform import smallvis_transform
     from smallvis.run.optim.base import Objective
 
@@ -136,10 +137,10 @@ def test_a_transform_nobody_watches_costs_nothing(digits, fitted, monkeypatch):
     monkeypatch.setattr(Objective, "pcost",
                         lambda self, Y, exaggeration=None: calls.append(1) or original(
                             self, Y, exaggeration))
-    Y = smallvis_transform(est, X[800:1000])
+    Y = smallvis_transform(est, X[800:1000], max_iter=70)
     quiet = len(calls)
-    watched = smallvis_transform(est, X[800:1000], ret_extra=True)
-    assert quiet == 0 and len(calls) >= 10 and len(watched.itercosts) >= 10
+    watched = smallvis_transform(est, X[800:1000], max_iter=70, ret_extra=True)
+    assert quiet == 0 and len(calls) >= 7 and len(watched.itercosts) >= 7
     np.testing.assert_array_equal(Y, watched.Y)
 
 

@@ -225,6 +225,9 @@ def main(argv=None) -> int:
                          "by every method, spanning EXTENT (0: not)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if not (np.isfinite(args.common_layout) and args.common_layout >= 0.0):
+        ap.error(f"--common-layout must be a finite extent >= 0 (0: not timed); "
+                 f"got {args.common_layout}")
     if args.child:
         row = child(**json.loads(args.child))
         print(MARK + json.dumps(row), flush=True)

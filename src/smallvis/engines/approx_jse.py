@@ -48,33 +48,12 @@ def _radial(engine, Y, eps):
     return finer.radial(Y, eps)
 
 
-_DATA_KEY = "_sparse_engine_jse"
-
-
-def _prepared(state):
-    """P's CSR arrays and its transpose's ``(indptr, indices, entry)``, ``entry`` the position in
-    P's arrays of each transposed entry; made once per state."""
-    if _DATA_KEY not in state.data:
-        from scipy import sparse
-
-        from .attraction_kernels import csr_arrays
-
-        P = sparse.csr_matrix(state.P, dtype=np.float64)
-        if P.shape[0] != P.shape[1]:
-            raise ValueError(f"a sparse-P engine needs a square P; got shape {P.shape}")
-        P.sum_duplicates()
-        marks = sparse.csr_matrix((np.arange(1.0, P.nnz + 1.0), P.indices, P.indptr),
-                                  shape=P.shape).T.tocsr()
-        T = csr_arrays(marks)
-        state.data[_DATA_KEY] = (csr_arrays(P), (T[0], T[1], T[2].astype(np.int64) - 1))
-    return state.data[_DATA_KEY]
-
-
 def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
     """``(pcost (n,) or None, gradient (n, k) or None)`` of JSE at ``Y``, exaggeration ``f``."""
     from . import approx_jse_kernels as kern
-    from .approx_nerv import _charged_forces, column_sums, exact_rows, row_sums, vector_functions
-    from .approx_nerv_kernels import NO_BETA, stored_logsumexp
+    from .approx_nerv import (_charged_forces, column_sums, exact_rows, row_sums, stored_pairs,
+                              vector_functions)
+    from .approx_nerv_kernels import transposed_forces
     from .approx_terms import Sums
     from .exact_kernels import kernel_params
     from .radial_kernels import W
@@ -92,27 +71,25 @@ def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
     summer = _radial(engine, Y, eps)
     vec = vector_functions(summer)[0]  # WG, or W on a grid (.approx_nerv)
     Z, S, V = summer.sums(Sums(GAUSSIAN, kp, scalars=(W,), vectors=(vec,) if grad else ()))
-    P, Pt = _prepared(state)
+    P, T, A, B = stored_pairs(state)
     norm = S[:, 0] if row else np.full(n, Z)
     with np.errstate(divide="ignore", invalid="ignore"):
         log_norm = np.log(norm)
-    if row:  # at least the log-sum-exp of the stored pairs' weights (.approx_nerv)
-        lse = np.empty(n)
-        stored_logsumexp(P[0], P[1], Y, NO_BETA, lse)
-        log_norm = np.fmax(log_norm, lse)
-        exact = exact_rows(summer, S[:, 0])
-        if exact.size:  # every pair of the rows a grid does not resolve (.approx_nerv)
-            ex_norm, ex_mass, _, Fa, _ = row_sums(Y, exact, eps)
-            log_norm[exact] = ex_norm
+    # at least the log-sum-exp of the stored pairs' weights, per row (.approx_nerv)
+    floor = np.full(n, row)
+    exact = exact_rows(summer, S[:, 0]) if row else np.empty(0, dtype=np.int64)
+    if exact.size:  # every pair of the rows a grid does not resolve (.approx_nerv)
+        ex_norm, ex_mass, _, Fa, _ = row_sums(Y, exact, eps)
+        log_norm[exact] = ex_norm
+        floor[exact] = False
+    kq_stored, fwd_stored = np.empty(n), np.empty(n)
+    FA, FB = np.empty((n, k)), np.empty((n, k))
+    kern.jse_rows(*P, Y, f, log_norm.copy(), floor, kappa, eps, bool(cost), log_norm, kq_stored,
+                  fwd_stored, FA, FB, A, B)
+    if row:
         norm = np.exp(log_norm)
-    else:
-        exact = np.empty(0, dtype=np.int64)
     inv = np.divide(1.0, norm, out=np.zeros(n), where=norm > 0)
     inv[exact] = 0.0  # their all-pairs terms are summed apart
-
-    kq_stored, fwd_stored = np.empty(n), np.empty(n)
-    u, v = np.empty(P[2].shape[0]), np.empty(P[2].shape[0])
-    kern.stored_sums(*P, Y, f, log_norm, kappa, eps, bool(cost), kq_stored, fwd_stored, u, v)
     kq = c * S[:, 0] * inv + kq_stored  # sum_j q log(q / M) per row (the dense engine's attribution)
     if exact.size:
         kq[exact] += c * ex_mass
@@ -126,11 +103,10 @@ def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
         if exact.size:
             alpha = -(c - shift[exact]) / kappa
             own[exact] += alpha[:, None] * Fa
-        stored = np.empty((n, k))
-        kern.stored_forces(P[0], P[1], P[0], Y, u, v, shift, kappa, True, stored)
+        stored = FA + shift[:, None] * FB
         if row:
             back = np.empty((n, k))  # sum_j dK_ji (y_i - y_j) over the stored (j, i)
-            kern.stored_forces(*Pt, Y, u, v, shift, kappa, False, back)
+            transposed_forces(*T, Y, A, B, shift, back)
             other = _charged_forces(summer, kp, vec, a)
             if exact.size:
                 other = other + column_sums(Y, exact, log_norm[exact], alpha,

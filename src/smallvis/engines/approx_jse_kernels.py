@@ -3,7 +3,9 @@ first use and cached on disk): the differences between each stored pair's true t
 engine's, with ``q`` and the mixture floored at ``eps``) and the ones the all-pairs sums count for
 it (``P = 0``, ``q`` unfloored: ``log(q / M) = -log(1 - kappa)``), over the rows of a CSR matrix.
 Rows are independent (each row writes only its own outputs), so the results do not depend on the
-number of threads. Coordinates are at most three, held in registers.
+number of threads. Coordinates are at most three, held in registers. One pass over P's rows per
+evaluation (:func:`jse_rows`), and one over its transpose for a row-normalised Q
+(:func:`.approx_nerv_kernels.transposed_forces`).
 """
 
 from __future__ import annotations
@@ -14,21 +16,8 @@ import numpy as np
 from numba import prange
 
 from .._util.jit import njit
-
-
-@njit(cache=True, error_model="numpy", inline="always")
-def _mixture(p, lq, kappa, eps, log_eps):
-    """``(q, qf, L, m)`` of a pair with ``p = f P_ij`` and ``log q = lq``: ``q`` unfloored,
-    ``qf = max(q, eps)``, ``L = log(qf / M)`` and ``m = M`` before its floor."""
-    lqf = lq if lq > log_eps else log_eps
-    qf = math.exp(lqf)
-    q = qf if lq > log_eps else math.exp(lq)
-    m = kappa * p + (1.0 - kappa) * qf
-    if m < eps:
-        L = lqf - log_eps
-    else:
-        L = -math.log1p(kappa * (p / qf - 1.0))
-    return q, qf, L, m
+from .._util.vmath import log1p1
+from .approx_nerv_kernels import CHUNK, _row_weights, _widest
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -45,68 +34,89 @@ def _forward(p, qf, m, kappa, eps, log_eps):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def stored_sums(indptr, indices, data, Y, f, log_norm, kappa, eps, with_cost, kq, fwd, u, v):
-    """Per row ``i`` over its stored entries ``e`` (``log q = -d2 - log N_i``, ``c = -log(1 -
-    kappa)``, what the all-pairs sums count): ``u[e] = qf L - q c`` and ``v[e] = qf - q`` (0 on
-    the diagonal), ``kq[i] = sum_e u[e]`` and, with ``with_cost``, ``fwd[i] = sum const -
-    p log(M / p)`` less ``eps log eps`` per entry (the all-pairs constant counts every pair at
-    ``P = 0``)."""
+def jse_rows(indptr, indices, data, Y, f, log_s, floor, kappa, eps, with_cost,
+             log_norm, kq, fwd, FA, FB, A, B):
+    """JSE's stored pairs in one pass over the rows: ``log_norm[i]`` is ``log_s[i]``, or (where
+    ``floor[i]``) at least the log-sum-exp of the row's stored weights; per entry ``e`` (``p = f
+    P_ij``, ``log q = -d2 - log_norm[i]``, ``c = -log(1 - kappa)``, what the all-pairs sums
+    count) ``u = qf L - q c`` and ``v = qf - q`` (0 on the diagonal), written as the stiffness
+    difference ``(s v - u) / kappa = A[e] + s B[e]`` (:func:`.approx_nerv_kernels.
+    transposed_forces`); ``kq[i] = sum_e u``, ``FA[i] = sum A (y_i - y_j)``, ``FB[i] = sum B (y_i
+    - y_j)`` and, with ``with_cost``, ``fwd[i] = sum const - p log(M / p)`` less ``eps log eps``
+    per entry (the all-pairs constant counts every pair at ``P = 0``; else 0). One ``exp`` and one
+    ``log1p`` per entry, both vectorised (:mod:`.._util.vmath`)."""
     n, k = Y.shape
     log_eps = math.log(eps)
+    q_floor = math.exp(log_eps)
     c = -math.log1p(-kappa)
-    for i in prange(n):
-        a = 0.0
-        b = 0.0
-        for e in range(indptr[i], indptr[i + 1]):
-            j = indices[e]
-            if j == i:
-                u[e] = 0.0
-                v[e] = 0.0
-                continue
-            d2 = 0.0
-            for d in range(k):
-                diff = Y[i, d] - Y[j, d]
-                d2 += diff * diff
-            p = f * data[e]
-            q, qf, L, m = _mixture(p, -d2 - log_norm[i], kappa, eps, log_eps)
-            u[e] = qf * L - q * c
-            v[e] = qf - q
-            a += u[e]
-            if with_cost:
-                plmp, const = _forward(p, qf, m, kappa, eps, log_eps)
-                b += const - plmp - eps * log_eps
-        kq[i] = a
-        fwd[i] = b
-
-
-@njit(parallel=True, cache=True, error_model="numpy")
-def stored_forces(indptr, indices, entry, Y, u, v, shift, kappa, owner_is_row, F):
-    """``F[i] = sum_j dK_oj (y_i - y_j)`` over the stored entries of row ``i``, with ``dK`` the
-    stored pair's row-form stiffness ``-qf (L - s) / kappa`` less the counted ``-q (c - s) /
-    kappa``, i.e. ``(s v - u) / kappa`` with :func:`stored_sums`' ``u``, ``v`` of the pair's entry
-    (``entry[e]``: an entry of P's transpose gives its entry in P; ``e`` itself when
-    ``owner_is_row``) and ``s = shift[o]`` of its owner row ``o`` (``i`` when ``owner_is_row``,
-    else ``j``)."""
-    n, k = Y.shape
-    for i in prange(n):
-        y0 = Y[i, 0]
-        y1 = Y[i, 1] if k > 1 else 0.0
-        y2 = Y[i, 2] if k > 2 else 0.0
-        a0 = 0.0
-        a1 = 0.0
-        a2 = 0.0
-        for e in range(indptr[i], indptr[i + 1]):
-            j = indices[e]
-            o = np.int64(i) if owner_is_row else np.int64(j)  # one integer type
-            src = np.int64(e) if owner_is_row else entry[e]
-            dk = (shift[o] * v[src] - u[src]) / kappa
-            a0 += dk * (y0 - Y[j, 0])
+    width = _widest(indptr)
+    for ch in prange((n + CHUNK - 1) // CHUNK):
+        d2 = np.empty(width)
+        w = np.empty(width)
+        x = np.empty(width)
+        dx = np.empty((3, width))
+        for i in range(ch * CHUNK, min(n, (ch + 1) * CHUNK)):
+            start = indptr[i]
+            m = indptr[i + 1] - start
+            top, lse = _row_weights(indptr, indices, Y, i, d2, dx, w)
+            ln = log_s[i]
+            if floor[i] and not ln >= lse:  # np.fmax: a NaN log_s gives lse
+                ln = lse
+            log_norm[i] = ln
+            scale = math.exp(top - ln) if m > 0 else 0.0
+            for t in range(m):  # q, and log1p's argument kappa (p / qf - 1) (vectorised)
+                lq = -d2[t] - ln
+                q = w[t] * scale
+                w[t] = q
+                qf = q if lq > log_eps else q_floor
+                x[t] = kappa * (f * data[start + t] / qf - 1.0)
+            for t in range(m):
+                x[t] = log1p1(x[t])
+            a = 0.0
+            b = 0.0
+            fa0 = 0.0
+            fa1 = 0.0
+            fa2 = 0.0
+            fb0 = 0.0
+            fb1 = 0.0
+            fb2 = 0.0
+            for t in range(m):
+                e = start + t
+                if indices[e] == i:
+                    A[e] = 0.0
+                    B[e] = 0.0
+                    continue
+                lq = -d2[t] - ln
+                q = w[t]
+                above = lq > log_eps
+                lqf = lq if above else log_eps
+                qf = q if above else q_floor
+                p = f * data[e]
+                mm = kappa * p + (1.0 - kappa) * qf
+                L = lqf - log_eps if mm < eps else -x[t]
+                u = qf * L - q * c
+                v = qf - q
+                a += u
+                if with_cost:
+                    plmp, const = _forward(p, qf, mm, kappa, eps, log_eps)
+                    b += const - plmp - eps * log_eps
+                ae = -u / kappa
+                be = v / kappa
+                A[e] = ae
+                B[e] = be
+                fa0 += ae * dx[0, t]
+                fa1 += ae * dx[1, t]
+                fa2 += ae * dx[2, t]
+                fb0 += be * dx[0, t]
+                fb1 += be * dx[1, t]
+                fb2 += be * dx[2, t]
+            kq[i] = a
+            fwd[i] = b
+            FA[i, 0] = fa0
+            FB[i, 0] = fb0
             if k > 1:
-                a1 += dk * (y1 - Y[j, 1])
+                FA[i, 1] = fa1
+                FB[i, 1] = fb1
             if k > 2:
-                a2 += dk * (y2 - Y[j, 2])
-        F[i, 0] = a0
-        if k > 1:
-            F[i, 1] = a1
-        if k > 2:
-            F[i, 2] = a2
+                FA[i, 2] = fa2
+                FB[i, 2] = fb2

@@ -30,15 +30,19 @@ import numpy as np
 from .radial_kernels import W, W_LOG_W, WG, WG_LOG_W
 
 GAUSSIAN = 1
-_DATA_KEY = "_sparse_engine_nerv"
+_DATA_KEY = "_sparse_engine_pairs"
+_LOG_P_KEY = "_sparse_engine_nerv_log_p"
 # a row-normalised Q on a grid whose sums are exact to an absolute error (the FFT engine's,
 # ``signed_charges``) sums every pair of the rows whose grid sum of weights is under this
 # (:func:`exact_rows`)
 GRID_RESOLVED = 0.1
 
 
-def _prepared(state, row):
-    """The CSR arrays of P (and of its transpose, for a row-normalised Q), made once per state."""
+def stored_pairs(state):
+    """``(P, T, A, B)``, made once per state: P's CSR arrays ``(indptr, indices, data)``, its
+    transpose's ``(indptr, indices, entry)`` (``entry``: the position in P's arrays of each
+    transposed entry) and two per-entry buffers of the stiffness ``A + s B``
+    (:func:`.approx_nerv_kernels.nerv_rows`)."""
     if _DATA_KEY not in state.data:
         from scipy import sparse
 
@@ -47,8 +51,25 @@ def _prepared(state, row):
         P = sparse.csr_matrix(state.P, dtype=np.float64)
         if P.shape[0] != P.shape[1]:
             raise ValueError(f"a sparse-P engine needs a square P; got shape {P.shape}")
-        state.data[_DATA_KEY] = (csr_arrays(P), csr_arrays(P.T.tocsr()) if row else None)
+        P.sum_duplicates()
+        marks = sparse.csr_matrix((np.arange(1.0, P.nnz + 1.0), P.indices, P.indptr),
+                                  shape=P.shape).T.tocsr()
+        T = csr_arrays(marks)
+        state.data[_DATA_KEY] = (csr_arrays(P), (T[0], T[1], T[2].astype(np.int64) - 1),
+                                 np.empty(P.nnz), np.empty(P.nnz))
     return state.data[_DATA_KEY]
+
+
+def _log_p(state, data, f, eps):
+    """``log max(f P, eps)`` per stored entry, made once per exaggeration ``f``."""
+    held = state.data.get(_LOG_P_KEY)
+    if held is None or held[0] != (f, eps):
+        from .approx_nerv_kernels import log_p
+
+        out = np.empty(data.shape[0])
+        log_p(data, f, eps, out)
+        held = state.data[_LOG_P_KEY] = ((f, eps), out)
+    return held[1]
 
 
 def _charged_forces(summer, kp, fn, c):
@@ -133,29 +154,29 @@ def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
     Z, S, V = summer.sums(Sums(GAUSSIAN, kp, scalars=(W, W_LOG_W), vectors=vec if grad else ()))
     from . import approx_nerv_kernels as kern
 
-    P, Pt = _prepared(state, row)
+    P, T, A, B = stored_pairs(state)
     norm = S[:, 0] if row else np.full(n, Z)
     with np.errstate(divide="ignore", invalid="ignore"):
         log_norm = np.log(norm)
-    if row:  # log N_i is at least the log-sum-exp of the stored pairs' weights, where sums of w
-        # underflow (a point far from every other) or interpolate to 0
-        lse = np.empty(n)
-        kern.stored_logsumexp(P[0], P[1], Y, kern.NO_BETA, lse)
-        log_norm = np.fmax(log_norm, lse)
-        exact = exact_rows(summer, S[:, 0])
-        if exact.size:  # every pair of the rows the grid does not resolve
-            ex_norm, _, ex_rev, Fa, Fd = row_sums(Y, exact, eps)
-            log_norm[exact] = ex_norm  # over every pair: at least the stored ones' lse
+    # a row's log N_i is at least the log-sum-exp of its stored pairs' weights, where sums of w
+    # underflow (a point far from every other) or interpolate to 0
+    floor = np.full(n, row)
+    exact = exact_rows(summer, S[:, 0]) if row else np.empty(0, dtype=np.int64)
+    if exact.size:  # every pair of the rows the grid does not resolve
+        ex_norm, _, ex_rev, Fa, Fd = row_sums(Y, exact, eps)
+        log_norm[exact] = ex_norm  # over every pair: at least the stored ones' lse
+        floor[exact] = False
+    # one pass over the stored pairs: the floored normalisers, the reverse KL per row (every
+    # pair at P = eps, then the stored pairs' difference) and the rows' own stored forces
+    rev_stored, fwd_stored = np.empty(n), np.empty(n)
+    FA, FB = np.empty((n, k)), np.empty((n, k))
+    kern.nerv_rows(*P, _log_p(state, P[2], f, eps), Y, f, log_norm.copy(), floor, eps, lam,
+                   bool(cost), log_norm, rev_stored, fwd_stored, FA, FB, A, B)
+    if row:
         norm = np.exp(log_norm)
-    else:
-        exact = np.empty(0, dtype=np.int64)
     # a row whose normaliser underflows has all-pairs sums 0: they add nothing (not 0 / 0)
     inv = np.divide(1.0, norm, out=np.zeros(n), where=norm > 0)
     inv[exact] = 0.0  # their all-pairs terms are summed apart
-
-    # the reverse KL per row: every pair at P = eps, then the stored pairs' difference
-    rev_stored, fwd_stored = np.empty(n), np.empty(n)
-    kern.stored_sums(*P, Y, kern.NO_BETA, f, log_norm, eps, rev_stored, fwd_stored)
     rev = (S[:, 1] - (log_norm + log_eps) * S[:, 0]) * inv + rev_stored
     if exact.size:
         rev[exact] += ex_rev
@@ -175,15 +196,14 @@ def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
             alpha = -lam + (1.0 - lam) * (log_eps + log_norm[exact] + shift[exact])
             beta = np.full(exact.size, -(1.0 - lam))
             own[exact] += alpha[:, None] * Fa - beta[:, None] * Fd
-        stored = np.empty((n, k))
-        kern.stored_forces(*P, Y, kern.NO_BETA, f, log_norm, shift, lam, eps, True, stored)
+        stored = FA + shift[:, None] * FB
         if row:
             other = (lam * eps * moment + _charged_forces(summer, kp, vec[0], a)
                      + (_charged_forces(summer, kp, vec[1], b) if lam != 1.0 else 0.0))
             if exact.size:
                 other = other + column_sums(Y, exact, log_norm[exact], alpha, beta)
             back = np.empty((n, k))  # sum_j dk_ji (y_i - y_j) over the stored (j, i)
-            kern.stored_forces(*Pt, Y, kern.NO_BETA, f, log_norm, shift, lam, eps, False, back)
+            kern.transposed_forces(*T, Y, A, B, shift, back)
             G = 2.0 * (own + other + stored + back)
         else:
             G = 4.0 * (own + stored)

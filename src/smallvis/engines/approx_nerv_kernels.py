@@ -5,6 +5,13 @@ with per-row output precisions ``beta`` (bnerv, :mod:`.approx_bnerv`) ``log q_ij
 log N_i`` and each stiffness times its row's ``beta`` (``beta`` empty: NeRV's 1).
 Rows are independent (each row writes only its own outputs), so the results do not depend on the
 number of threads. Coordinates are at most three, held in registers.
+
+nerv, snerv and rsrnerv take one pass over P's rows per evaluation (:func:`nerv_rows`): a row's
+log-sum-exp floor on its normaliser, its reverse KL and its own stored forces come from one ``exp``
+per entry (vectorised, :mod:`.._util.vmath`); ``log p`` is made once per exaggeration
+(:func:`log_p`), and the stiffness is written per entry as ``A + s B``, linear in the row's
+reverse KL ``s``, so that the transposed forces (:func:`transposed_forces`) are a pass of
+products.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import numpy as np
 from numba import prange
 
 from .._util.jit import njit
+from .._util.vmath import exp1, log1
 
 NO_BETA = np.empty(0)  # the kernels' beta for NeRV (every row's precision 1)
 
@@ -126,6 +134,156 @@ def stored_logsumexp(indptr, indices, Y, beta, out):
                 d2 += diff * diff
             total += math.exp(-b * d2 - top)
         out[i] = top + math.log(total) if total > 0.0 else -math.inf
+
+
+# -- nerv, snerv, rsrnerv: one pass per evaluation -------------------------------------------------
+CHUNK = 256  # rows per task of the row passes (each row writes only its own outputs)
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def log_p(data, f, eps, out):
+    """``out[e] = log max(f data[e], eps)`` (NeRV's floored ``P``; :func:`nerv_rows`)."""
+    m = data.shape[0]
+    for c in prange((m + 4095) // 4096):
+        for e in range(c * 4096, min(m, (c + 1) * 4096)):
+            p = f * data[e]
+            out[e] = log1(p if p > eps else eps)
+
+
+@njit(cache=True, error_model="numpy")
+def _widest(indptr):
+    width = 0
+    for i in range(indptr.shape[0] - 1):
+        width = max(width, indptr[i + 1] - indptr[i])
+    return width
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _row_weights(indptr, indices, Y, i, d2, dx, w):
+    """Row ``i``'s stored entries into the buffers: ``d2``, ``dx[d] = y_i - y_j`` and the weights
+    relative to the largest, ``w = exp(-d2 - top)``; returns ``(top, lse)``, ``top = -min d2``
+    and ``lse = log sum_j exp(-d2)`` (-inf: no entries)."""
+    k = Y.shape[1]
+    start = indptr[i]
+    m = indptr[i + 1] - start
+    top = -math.inf
+    for t in range(m):
+        j = indices[start + t]
+        e0 = Y[i, 0] - Y[j, 0]
+        e1 = Y[i, 1] - Y[j, 1] if k > 1 else 0.0
+        e2 = Y[i, 2] - Y[j, 2] if k > 2 else 0.0
+        dx[0, t] = e0
+        dx[1, t] = e1
+        dx[2, t] = e2
+        d = e0 * e0 + e1 * e1 + e2 * e2
+        d2[t] = d
+        if -d > top:
+            top = -d
+    for t in range(m):  # vectorised
+        w[t] = exp1(-d2[t] - top)
+    total = 0.0
+    for t in range(m):
+        total += w[t]
+    return top, (top + math.log(total) if total > 0.0 else -math.inf)
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def nerv_rows(indptr, indices, data, lp, Y, f, log_s, floor, eps, lam, with_cost,
+              log_norm, rev, fwd, FA, FB, A, B):
+    """NeRV's stored pairs in one pass over the rows (``p = max(f P_ij, eps)``, ``lp = log p``
+    from :func:`log_p`): ``log_norm[i]`` is ``log_s[i]``, or (where ``floor[i]``) at least the
+    log-sum-exp of the row's stored weights; with ``log q = -d2 - log_norm[i]`` and ``qf =
+    max(q, eps)``, ``rev[i] = sum qf log(qf / p) - q log(q / eps)``, ``fwd[i] = sum p log(p / qf)
+    - eps log(eps / q)`` (``with_cost``; else 0) and per entry the stiffness difference of
+    :func:`stored_forces` written as ``A[e] + s B[e]``, with ``FA[i] = sum A (y_i - y_j)`` and
+    ``FB[i] = sum B (y_i - y_j)`` over the row (its own stored forces are ``FA + s FB``)."""
+    n, k = Y.shape
+    log_eps = math.log(eps)
+    q_floor = math.exp(log_eps)  # qf where q is floored
+    width = _widest(indptr)
+    for c in prange((n + CHUNK - 1) // CHUNK):
+        d2 = np.empty(width)
+        w = np.empty(width)
+        dx = np.empty((3, width))
+        for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
+            start = indptr[i]
+            top, lse = _row_weights(indptr, indices, Y, i, d2, dx, w)
+            ln = log_s[i]
+            if floor[i] and not ln >= lse:  # np.fmax: a NaN log_s gives lse
+                ln = lse
+            log_norm[i] = ln
+            scale = math.exp(top - ln) if indptr[i + 1] > start else 0.0
+            r = 0.0
+            wf = 0.0
+            fa0 = 0.0
+            fa1 = 0.0
+            fa2 = 0.0
+            fb0 = 0.0
+            fb1 = 0.0
+            fb2 = 0.0
+            for t in range(indptr[i + 1] - start):
+                e = start + t
+                lq = -d2[t] - ln
+                q = w[t] * scale
+                above = lq > log_eps
+                lqf = lq if above else log_eps
+                qf = q if above else q_floor
+                p = f * data[e]
+                p = p if p > eps else eps
+                lpe = lp[e]
+                re = qf * (lqf - lpe) - q * (lq - log_eps)
+                r += re
+                if with_cost:
+                    wf += p * (lpe - lqf) - eps * (log_eps - lq)
+                a = lam * ((p - qf) - (eps - q)) - (1.0 - lam) * re
+                b = (1.0 - lam) * (qf - q)
+                A[e] = a
+                B[e] = b
+                fa0 += a * dx[0, t]
+                fa1 += a * dx[1, t]
+                fa2 += a * dx[2, t]
+                fb0 += b * dx[0, t]
+                fb1 += b * dx[1, t]
+                fb2 += b * dx[2, t]
+            rev[i] = r
+            fwd[i] = wf
+            FA[i, 0] = fa0
+            FB[i, 0] = fb0
+            if k > 1:
+                FA[i, 1] = fa1
+                FB[i, 1] = fb1
+            if k > 2:
+                FA[i, 2] = fa2
+                FB[i, 2] = fb2
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def transposed_forces(indptr, indices, entry, Y, A, B, shift, F):
+    """``F[i] = sum_j (A[e] + shift[j] B[e]) (y_i - y_j)`` over the entries of row ``i`` of P's
+    transpose, ``e = entry[.]`` the pair's entry in P (owned by row ``j``): the stored stiffness
+    ``dk_ji`` of :func:`nerv_rows` (or JSE's, :mod:`.approx_jse_kernels`) at ``i``."""
+    n, k = Y.shape
+    for i in prange(n):
+        y0 = Y[i, 0]
+        y1 = Y[i, 1] if k > 1 else 0.0
+        y2 = Y[i, 2] if k > 2 else 0.0
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
+        for t in range(indptr[i], indptr[i + 1]):
+            j = indices[t]
+            e = entry[t]
+            dk = A[e] + shift[j] * B[e]
+            a0 += dk * (y0 - Y[j, 0])
+            if k > 1:
+                a1 += dk * (y1 - Y[j, 1])
+            if k > 2:
+                a2 += dk * (y2 - Y[j, 2])
+        F[i, 0] = a0
+        if k > 1:
+            F[i, 1] = a1
+        if k > 2:
+            F[i, 2] = a2
 
 
 # -- rows the FFT grid does not resolve (:func:`.approx_nerv.exact_rows`): every pair summed --------

@@ -106,3 +106,24 @@ def test_auto_routes_to_fft_above_the_approximate_threshold(name):
     from smallvis.engines.auto import AUTO_APPROX_N, choose_engine
 
     assert choose_engine(build_method(name), AUTO_APPROX_N + 1, 2, ENGINES)[0] == "fft"
+
+
+@pytest.mark.parametrize("name", ["nerv", "snerv", "rsrnerv", "jse", "sjse", "rsrjse"])
+def test_the_buffers_held_per_state_do_not_carry_between_evaluations(name):
+    """The stored-pair pass keeps per-entry buffers and NeRV's log p (per exaggeration) in the
+    state: an evaluation after others at another exaggeration and layout gives the bits of a fresh
+    state's."""
+    method = build_method(name, perplexity=10)
+    X = fft_data()[:150]
+    used = method.prepare_sparse(InputData(X), knn_method="exact")
+    fresh = method.prepare_sparse(InputData(X), knn_method="exact")
+    rng = np.random.default_rng(5)
+    Y, Y2 = rng.normal(size=(150, 2)), rng.normal(scale=3.0, size=(150, 2))
+    engine = FFTEngine()
+    engine.evaluate(method, used, Y2, 4.0)
+    engine.evaluate(method, used, Y, 4.0)
+    a = engine.evaluate(method, used, Y, 1.0)
+    b = engine.evaluate(method, fresh, Y, 1.0)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    c = engine.evaluate(method, fresh, Y, 4.0)
+    assert not np.array_equal(a[1], c[1])

@@ -71,7 +71,7 @@ def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
     summer = _radial(engine, Y, eps)
     vec = vector_functions(summer)[0]  # WG, or W on a grid (.approx_nerv)
     Z, S, V = summer.sums(Sums(GAUSSIAN, kp, scalars=(W,), vectors=(vec,) if grad else ()))
-    P, T, A, B = stored_pairs(state)
+    P, T, tpos, AB = stored_pairs(state)
     norm = S[:, 0] if row else np.full(n, Z)
     with np.errstate(divide="ignore", invalid="ignore"):
         log_norm = np.log(norm)
@@ -84,8 +84,8 @@ def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
         floor[exact] = False
     kq_stored, fwd_stored = np.empty(n), np.empty(n)
     FA, FB = np.empty((n, k)), np.empty((n, k))
-    kern.jse_rows(*P, Y, f, log_norm.copy(), floor, kappa, eps, bool(cost), log_norm, kq_stored,
-                  fwd_stored, FA, FB, A, B)
+    kern.jse_rows(*P, tpos, Y, f, log_norm.copy(), floor, kappa, eps, bool(cost), log_norm,
+                  kq_stored, fwd_stored, FA, FB, AB)
     if row:
         norm = np.exp(log_norm)
     inv = np.divide(1.0, norm, out=np.zeros(n), where=norm > 0)
@@ -106,7 +106,7 @@ def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
         stored = FA + shift[:, None] * FB
         if row:
             back = np.empty((n, k))  # sum_j dK_ji (y_i - y_j) over the stored (j, i)
-            transposed_forces(*T, Y, A, B, shift, back)
+            transposed_forces(*T, AB, Y, shift, back)
             other = _charged_forces(summer, kp, vec, a)
             if exact.size:
                 other = other + column_sums(Y, exact, log_norm[exact], alpha,

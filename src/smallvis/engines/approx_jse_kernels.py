@@ -34,14 +34,14 @@ def _forward(p, qf, m, kappa, eps, log_eps):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def jse_rows(indptr, indices, data, Y, f, log_s, floor, kappa, eps, with_cost,
-             log_norm, kq, fwd, FA, FB, A, B):
+def jse_rows(indptr, indices, data, tpos, Y, f, log_s, floor, kappa, eps, with_cost,
+             log_norm, kq, fwd, FA, FB, AB):
     """JSE's stored pairs in one pass over the rows: ``log_norm[i]`` is ``log_s[i]``, or (where
     ``floor[i]``) at least the log-sum-exp of the row's stored weights; per entry ``e`` (``p = f
     P_ij``, ``log q = -d2 - log_norm[i]``, ``c = -log(1 - kappa)``, what the all-pairs sums
     count) ``u = qf L - q c`` and ``v = qf - q`` (0 on the diagonal), written as the stiffness
-    difference ``(s v - u) / kappa = A[e] + s B[e]`` (:func:`.approx_nerv_kernels.
-    transposed_forces`); ``kq[i] = sum_e u``, ``FA[i] = sum A (y_i - y_j)``, ``FB[i] = sum B (y_i
+    difference ``(s v - u) / kappa = A + s B``, stored at ``AB[tpos[e]]`` (the entry's place in P's
+    transpose, :func:`.approx_nerv_kernels.transposed_forces`); ``kq[i] = sum_e u``, ``FA[i] = sum A (y_i - y_j)``, ``FB[i] = sum B (y_i
     - y_j)`` and, with ``with_cost``, ``fwd[i] = sum const - p log(M / p)`` less ``eps log eps``
     per entry (the all-pairs constant counts every pair at ``P = 0``; else 0). One ``exp`` and one
     ``log1p`` per entry, both vectorised (:mod:`.._util.vmath`)."""
@@ -83,8 +83,8 @@ def jse_rows(indptr, indices, data, Y, f, log_s, floor, kappa, eps, with_cost,
             for t in range(m):
                 e = start + t
                 if indices[e] == i:
-                    A[e] = 0.0
-                    B[e] = 0.0
+                    AB[tpos[e], 0] = 0.0
+                    AB[tpos[e], 1] = 0.0
                     continue
                 lq = -d2[t] - ln
                 q = w[t]
@@ -102,8 +102,8 @@ def jse_rows(indptr, indices, data, Y, f, log_s, floor, kappa, eps, with_cost,
                     b += const - plmp - eps * log_eps
                 ae = -u / kappa
                 be = v / kappa
-                A[e] = ae
-                B[e] = be
+                AB[tpos[e], 0] = ae
+                AB[tpos[e], 1] = be
                 fa0 += ae * dx[0, t]
                 fa1 += ae * dx[1, t]
                 fa2 += ae * dx[2, t]

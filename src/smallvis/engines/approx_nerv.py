@@ -39,10 +39,10 @@ GRID_RESOLVED = 0.1
 
 
 def stored_pairs(state):
-    """``(P, T, A, B)``, made once per state: P's CSR arrays ``(indptr, indices, data)``, its
-    transpose's ``(indptr, indices, entry)`` (``entry``: the position in P's arrays of each
-    transposed entry) and two per-entry buffers of the stiffness ``A + s B``
-    (:func:`.approx_nerv_kernels.nerv_rows`)."""
+    """``(P, T, tpos, AB)``, made once per state: P's CSR arrays ``(indptr, indices, data)``, its
+    transpose's ``(indptr, indices)``, ``tpos`` the position in the transpose of each of P's
+    entries and the per-entry buffer ``AB`` (nnz, 2) of the stiffness ``A + s B`` in the
+    transpose's order (:func:`.approx_nerv_kernels.nerv_rows`)."""
     if _DATA_KEY not in state.data:
         from scipy import sparse
 
@@ -55,8 +55,9 @@ def stored_pairs(state):
         marks = sparse.csr_matrix((np.arange(1.0, P.nnz + 1.0), P.indices, P.indptr),
                                   shape=P.shape).T.tocsr()
         T = csr_arrays(marks)
-        state.data[_DATA_KEY] = (csr_arrays(P), (T[0], T[1], T[2].astype(np.int64) - 1),
-                                 np.empty(P.nnz), np.empty(P.nnz))
+        tpos = np.empty(P.nnz, dtype=np.int64)
+        tpos[T[2].astype(np.int64) - 1] = np.arange(P.nnz)
+        state.data[_DATA_KEY] = (csr_arrays(P), T[:2], tpos, np.empty((P.nnz, 2)))
     return state.data[_DATA_KEY]
 
 
@@ -154,7 +155,7 @@ def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
     Z, S, V = summer.sums(Sums(GAUSSIAN, kp, scalars=(W, W_LOG_W), vectors=vec if grad else ()))
     from . import approx_nerv_kernels as kern
 
-    P, T, A, B = stored_pairs(state)
+    P, T, tpos, AB = stored_pairs(state)
     norm = S[:, 0] if row else np.full(n, Z)
     with np.errstate(divide="ignore", invalid="ignore"):
         log_norm = np.log(norm)
@@ -170,8 +171,8 @@ def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
     # pair at P = eps, then the stored pairs' difference) and the rows' own stored forces
     rev_stored, fwd_stored = np.empty(n), np.empty(n)
     FA, FB = np.empty((n, k)), np.empty((n, k))
-    kern.nerv_rows(*P, _log_p(state, P[2], f, eps), Y, f, log_norm.copy(), floor, eps, lam,
-                   bool(cost), log_norm, rev_stored, fwd_stored, FA, FB, A, B)
+    kern.nerv_rows(*P, tpos, _log_p(state, P[2], f, eps), Y, f, log_norm.copy(), floor, eps, lam,
+                   bool(cost), log_norm, rev_stored, fwd_stored, FA, FB, AB)
     if row:
         norm = np.exp(log_norm)
     # a row whose normaliser underflows has all-pairs sums 0: they add nothing (not 0 / 0)
@@ -203,7 +204,7 @@ def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
             if exact.size:
                 other = other + column_sums(Y, exact, log_norm[exact], alpha, beta)
             back = np.empty((n, k))  # sum_j dk_ji (y_i - y_j) over the stored (j, i)
-            kern.transposed_forces(*T, Y, A, B, shift, back)
+            kern.transposed_forces(*T, AB, Y, shift, back)
             G = 2.0 * (own + other + stored + back)
         else:
             G = 4.0 * (own + stored)

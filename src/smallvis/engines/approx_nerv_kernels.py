@@ -1,7 +1,8 @@
 """Numba kernels of NeRV's stored pairs on the sparse-P engines (:mod:`.approx_nerv`; compiled on
 first use and cached on disk): the differences between each stored pair's true terms and the ones
-the all-pairs sums count for it (``P = eps``, ``q`` unfloored), over the rows of a CSR matrix;
-with per-row output precisions ``beta`` (bnerv, :mod:`.approx_bnerv`) ``log q_ij = -beta_i d2_ij -
+the all-pairs sums count for it (``P = eps``, ``q`` unfloored), over the rows of a CSR matrix.
+:func:`stored_sums`, :func:`stored_forces` and :func:`stored_logsumexp` serve bnerv
+(:mod:`.approx_bnerv`), with per-row output precisions ``beta``: ``log q_ij = -beta_i d2_ij -
 log N_i`` and each stiffness times its row's ``beta`` (``beta`` empty: NeRV's 1).
 Rows are independent (each row writes only its own outputs), so the results do not depend on the
 number of threads. Coordinates are at most three, held in registers.
@@ -188,15 +189,16 @@ def _row_weights(indptr, indices, Y, i, d2, dx, w):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def nerv_rows(indptr, indices, data, lp, Y, f, log_s, floor, eps, lam, with_cost,
-              log_norm, rev, fwd, FA, FB, A, B):
+def nerv_rows(indptr, indices, data, tpos, lp, Y, f, log_s, floor, eps, lam, with_cost,
+              log_norm, rev, fwd, FA, FB, AB):
     """NeRV's stored pairs in one pass over the rows (``p = max(f P_ij, eps)``, ``lp = log p``
     from :func:`log_p`): ``log_norm[i]`` is ``log_s[i]``, or (where ``floor[i]``) at least the
     log-sum-exp of the row's stored weights; with ``log q = -d2 - log_norm[i]`` and ``qf =
     max(q, eps)``, ``rev[i] = sum qf log(qf / p) - q log(q / eps)``, ``fwd[i] = sum p log(p / qf)
     - eps log(eps / q)`` (``with_cost``; else 0) and per entry the stiffness difference of
-    :func:`stored_forces` written as ``A[e] + s B[e]``, with ``FA[i] = sum A (y_i - y_j)`` and
-    ``FB[i] = sum B (y_i - y_j)`` over the row (its own stored forces are ``FA + s FB``)."""
+    :func:`stored_forces` written as ``A + s B``, stored at the entry's place in P's transpose
+    (``AB[tpos[e]] = (A, B)``, for :func:`transposed_forces`), with ``FA[i] = sum A (y_i - y_j)``
+    and ``FB[i] = sum B (y_i - y_j)`` over the row (its own stored forces are ``FA + s FB``)."""
     n, k = Y.shape
     log_eps = math.log(eps)
     q_floor = math.exp(log_eps)  # qf where q is floored
@@ -237,8 +239,8 @@ def nerv_rows(indptr, indices, data, lp, Y, f, log_s, floor, eps, lam, with_cost
                     wf += p * (lpe - lqf) - eps * (log_eps - lq)
                 a = lam * ((p - qf) - (eps - q)) - (1.0 - lam) * re
                 b = (1.0 - lam) * (qf - q)
-                A[e] = a
-                B[e] = b
+                AB[tpos[e], 0] = a
+                AB[tpos[e], 1] = b
                 fa0 += a * dx[0, t]
                 fa1 += a * dx[1, t]
                 fa2 += a * dx[2, t]
@@ -258,10 +260,11 @@ def nerv_rows(indptr, indices, data, lp, Y, f, log_s, floor, eps, lam, with_cost
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def transposed_forces(indptr, indices, entry, Y, A, B, shift, F):
-    """``F[i] = sum_j (A[e] + shift[j] B[e]) (y_i - y_j)`` over the entries of row ``i`` of P's
-    transpose, ``e = entry[.]`` the pair's entry in P (owned by row ``j``): the stored stiffness
-    ``dk_ji`` of :func:`nerv_rows` (or JSE's, :mod:`.approx_jse_kernels`) at ``i``."""
+def transposed_forces(indptr, indices, AB, Y, shift, F):
+    """``F[i] = sum_j (A + shift[j] B) (y_i - y_j)`` over the entries ``t`` of row ``i`` of P's
+    transpose, ``(A, B) = AB[t]`` of the pair's entry in P (owned by row ``j``, written there by
+    :func:`nerv_rows` or JSE's :func:`.approx_jse_kernels.jse_rows`): the stored stiffness
+    ``dk_ji`` at ``i``, read in order."""
     n, k = Y.shape
     for i in prange(n):
         y0 = Y[i, 0]
@@ -272,8 +275,7 @@ def transposed_forces(indptr, indices, entry, Y, A, B, shift, F):
         a2 = 0.0
         for t in range(indptr[i], indptr[i + 1]):
             j = indices[t]
-            e = entry[t]
-            dk = A[e] + shift[j] * B[e]
+            dk = AB[t, 0] + shift[j] * AB[t, 1]
             a0 += dk * (y0 - Y[j, 0])
             if k > 1:
                 a1 += dk * (y1 - Y[j, 1])

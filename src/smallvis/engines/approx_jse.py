@@ -31,8 +31,11 @@ import numpy as np
 GAUSSIAN = 1
 # Barnes-Hut evaluates JSE's sums at this fraction of its theta: its attraction on a stored pair,
 # -q (L - s) / kappa ~ q log(kappa p / q) / kappa, scales with 1 / N_i, so the error of a row's
-# normaliser (a Gaussian sum: up to 20 % per row at theta 0.5 on the 2,000-point set) becomes the
-# gradient's (0.28 at theta 0.5; 1.4e-2 at 0.125, for 14 % more time)
+# normaliser becomes the gradient's. At the quadrupole default theta 0.35 on the 2,000-point set
+# (tests/engine_checks.py check_approx_defaults) the gradient error is 8.0e-3 (jse), 7.9e-3 (rsrjse)
+# and 4.1e-4 (sjse) at the full theta, 5.9e-4 / 5.7e-4 / 3.5e-5 at half and 3.8e-5 / 3.6e-5 /
+# 3.5e-6 at a quarter: the full theta misses the 1e-3 bound, half meets it by 1.7x, a quarter by 26x
+# (for about 1.2-1.8x the time of the full theta on the 2,000 points)
 THETA_FACTOR = 0.25
 
 

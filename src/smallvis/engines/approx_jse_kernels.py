@@ -17,7 +17,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.vmath import log1p1
-from .approx_nerv_kernels import CHUNK, _row_weights, _widest
+from .approx_nerv_kernels import CHUNK, TINY, _row_weights, _widest
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -49,6 +49,7 @@ def jse_rows(indptr, indices, data, tpos, Y, f, log_s, floor, kappa, eps, with_c
     log_eps = math.log(eps)
     q_floor = math.exp(log_eps)
     c = -math.log1p(-kappa)
+    inv_kappa = 1.0 / kappa
     width = _widest(indptr)
     for ch in prange((n + CHUNK - 1) // CHUNK):
         d2 = np.empty(width)
@@ -66,7 +67,7 @@ def jse_rows(indptr, indices, data, tpos, Y, f, log_s, floor, kappa, eps, with_c
             scale = math.exp(top - ln) if m > 0 else 0.0
             for t in range(m):  # q, and log1p's argument kappa (p / qf - 1) (vectorised)
                 lq = -d2[t] - ln
-                q = w[t] * scale
+                q = w[t] * (scale if lq > TINY else 0.0)  # no subnormal q
                 w[t] = q
                 qf = q if lq > log_eps else q_floor
                 x[t] = kappa * (f * data[start + t] / qf - 1.0)
@@ -100,8 +101,8 @@ def jse_rows(indptr, indices, data, tpos, Y, f, log_s, floor, kappa, eps, with_c
                 if with_cost:
                     plmp, const = _forward(p, qf, mm, kappa, eps, log_eps)
                     b += const - plmp - eps * log_eps
-                ae = -u / kappa
-                be = v / kappa
+                ae = -u * inv_kappa
+                be = v * inv_kappa
                 AB[tpos[e], 0] = ae
                 AB[tpos[e], 1] = be
                 fa0 += ae * dx[0, t]

@@ -139,6 +139,9 @@ def stored_logsumexp(indptr, indices, Y, beta, out):
 
 # -- nerv, snerv, rsrnerv: one pass per evaluation -------------------------------------------------
 CHUNK = 256  # rows per task of the row passes (each row writes only its own outputs)
+# weights and q under exp(TINY) are taken as 0: they change a sum by under 1e-304, and subnormal
+# values (exp(-708) to exp(-745)) make every operation on them many times slower
+TINY = -700.0
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
@@ -162,8 +165,8 @@ def _widest(indptr):
 @njit(cache=True, error_model="numpy", inline="always")
 def _row_weights(indptr, indices, Y, i, d2, dx, w):
     """Row ``i``'s stored entries into the buffers: ``d2``, ``dx[d] = y_i - y_j`` and the weights
-    relative to the largest, ``w = exp(-d2 - top)``; returns ``(top, lse)``, ``top = -min d2``
-    and ``lse = log sum_j exp(-d2)`` (-inf: no entries)."""
+    relative to the largest, ``w = exp(-d2 - top)`` (0 under ``exp(TINY)``); returns ``(top,
+    lse)``, ``top = -min d2`` and ``lse = log sum_j exp(-d2)`` (-inf: no entries)."""
     k = Y.shape[1]
     start = indptr[i]
     m = indptr[i + 1] - start
@@ -180,8 +183,9 @@ def _row_weights(indptr, indices, Y, i, d2, dx, w):
         d2[t] = d
         if -d > top:
             top = -d
-    for t in range(m):  # vectorised
-        w[t] = exp1(-d2[t] - top)
+    for t in range(m):  # vectorised; no subnormal weights (slow arithmetic), 0 instead
+        x = -d2[t] - top
+        w[t] = exp1(x if x > TINY else -math.inf)
     total = 0.0
     for t in range(m):
         total += w[t]
@@ -226,7 +230,7 @@ def nerv_rows(indptr, indices, data, tpos, lp, Y, f, log_s, floor, eps, lam, wit
             for t in range(indptr[i + 1] - start):
                 e = start + t
                 lq = -d2[t] - ln
-                q = w[t] * scale
+                q = w[t] * (scale if lq > TINY else 0.0)
                 above = lq > log_eps
                 lqf = lq if above else log_eps
                 qf = q if above else q_floor

@@ -55,6 +55,8 @@ def jse_rows(indptr, indices, data, tpos, Y, f, log_s, floor, kappa, eps, with_c
         d2 = np.empty(width)
         w = np.empty(width)
         x = np.empty(width)
+        aa = np.empty(width)
+        bb = np.empty(width)
         dx = np.empty((3, width))
         for i in range(ch * CHUNK, min(n, (ch + 1) * CHUNK)):
             start = indptr[i]
@@ -73,8 +75,23 @@ def jse_rows(indptr, indices, data, tpos, Y, f, log_s, floor, kappa, eps, with_c
                 x[t] = kappa * (f * data[start + t] / qf - 1.0)
             for t in range(m):
                 x[t] = log1p1(x[t])
+            # the terms (vectorised), the row's sums, the cost, the stiffness to its place in the
+            # transpose: apart, as one loop of them all runs at about half the speed
+            for t in range(m):
+                lq = -d2[t] - ln
+                q = w[t]
+                above = lq > log_eps
+                lqf = lq if above else log_eps
+                qf = q if above else q_floor
+                mm = kappa * (f * data[start + t]) + (1.0 - kappa) * qf
+                L = lqf - log_eps if mm < eps else -x[t]
+                u = qf * L - q * c
+                u = 0.0 if indices[start + t] == i else u  # the diagonal: nothing
+                v = 0.0 if indices[start + t] == i else qf - q
+                x[t] = u
+                aa[t] = -u * inv_kappa
+                bb[t] = v * inv_kappa
             a = 0.0
-            b = 0.0
             fa0 = 0.0
             fa1 = 0.0
             fa2 = 0.0
@@ -82,35 +99,30 @@ def jse_rows(indptr, indices, data, tpos, Y, f, log_s, floor, kappa, eps, with_c
             fb1 = 0.0
             fb2 = 0.0
             for t in range(m):
-                e = start + t
-                if indices[e] == i:
-                    AB[tpos[e], 0] = 0.0
-                    AB[tpos[e], 1] = 0.0
-                    continue
-                lq = -d2[t] - ln
-                q = w[t]
-                above = lq > log_eps
-                lqf = lq if above else log_eps
-                qf = q if above else q_floor
-                p = f * data[e]
-                mm = kappa * p + (1.0 - kappa) * qf
-                L = lqf - log_eps if mm < eps else -x[t]
-                u = qf * L - q * c
-                v = qf - q
-                a += u
-                if with_cost:
-                    plmp, const = _forward(p, qf, mm, kappa, eps, log_eps)
-                    b += const - plmp - eps * log_eps
-                ae = -u * inv_kappa
-                be = v * inv_kappa
-                AB[tpos[e], 0] = ae
-                AB[tpos[e], 1] = be
+                a += x[t]
+                ae = aa[t]
+                be = bb[t]
                 fa0 += ae * dx[0, t]
                 fa1 += ae * dx[1, t]
                 fa2 += ae * dx[2, t]
                 fb0 += be * dx[0, t]
                 fb1 += be * dx[1, t]
                 fb2 += be * dx[2, t]
+            b = 0.0
+            if with_cost:
+                for t in range(m):
+                    if indices[start + t] == i:
+                        continue
+                    lq = -d2[t] - ln
+                    qf = w[t] if lq > log_eps else q_floor
+                    p = f * data[start + t]
+                    mm = kappa * p + (1.0 - kappa) * qf
+                    plmp, const = _forward(p, qf, mm, kappa, eps, log_eps)
+                    b += const - plmp - eps * log_eps
+            for t in range(m):
+                o = tpos[start + t]
+                AB[o, 0] = aa[t]
+                AB[o, 1] = bb[t]
             kq[i] = a
             fwd[i] = b
             FA[i, 0] = fa0

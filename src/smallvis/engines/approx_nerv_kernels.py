@@ -211,14 +211,35 @@ def nerv_rows(indptr, indices, data, tpos, lp, Y, f, log_s, floor, eps, lam, wit
         d2 = np.empty(width)
         w = np.empty(width)
         dx = np.empty((3, width))
+        ra = np.empty(width)
+        aa = np.empty(width)
+        bb = np.empty(width)
+        ff = np.empty(width)
         for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
             start = indptr[i]
+            m = indptr[i + 1] - start
             top, lse = _row_weights(indptr, indices, Y, i, d2, dx, w)
             ln = log_s[i]
             if floor[i] and not ln >= lse:  # np.fmax: a NaN log_s gives lse
                 ln = lse
             log_norm[i] = ln
-            scale = math.exp(top - ln) if indptr[i + 1] > start else 0.0
+            scale = math.exp(top - ln) if m > 0 else 0.0
+            # three loops: the terms (vectorised), the row's sums, the stiffness to its place in
+            # the transpose (one loop of all three runs at about half the speed)
+            for t in range(m):
+                lq = -d2[t] - ln
+                q = w[t] * (scale if lq > TINY else 0.0)
+                above = lq > log_eps
+                lqf = lq if above else log_eps
+                qf = q if above else q_floor
+                p = f * data[start + t]
+                p = p if p > eps else eps
+                lpe = lp[start + t]
+                re = qf * (lqf - lpe) - q * (lq - log_eps)
+                ra[t] = re
+                ff[t] = p * (lpe - lqf) - eps * (log_eps - lq)
+                aa[t] = lam * ((p - qf) - (eps - q)) - (1.0 - lam) * re
+                bb[t] = (1.0 - lam) * (qf - q)
             r = 0.0
             wf = 0.0
             fa0 = 0.0
@@ -227,32 +248,23 @@ def nerv_rows(indptr, indices, data, tpos, lp, Y, f, log_s, floor, eps, lam, wit
             fb0 = 0.0
             fb1 = 0.0
             fb2 = 0.0
-            for t in range(indptr[i + 1] - start):
-                e = start + t
-                lq = -d2[t] - ln
-                q = w[t] * (scale if lq > TINY else 0.0)
-                above = lq > log_eps
-                lqf = lq if above else log_eps
-                qf = q if above else q_floor
-                p = f * data[e]
-                p = p if p > eps else eps
-                lpe = lp[e]
-                re = qf * (lqf - lpe) - q * (lq - log_eps)
-                r += re
-                if with_cost:
-                    wf += p * (lpe - lqf) - eps * (log_eps - lq)
-                a = lam * ((p - qf) - (eps - q)) - (1.0 - lam) * re
-                b = (1.0 - lam) * (qf - q)
-                AB[tpos[e], 0] = a
-                AB[tpos[e], 1] = b
+            for t in range(m):
+                r += ra[t]
+                wf += ff[t]
+                a = aa[t]
+                b = bb[t]
                 fa0 += a * dx[0, t]
                 fa1 += a * dx[1, t]
                 fa2 += a * dx[2, t]
                 fb0 += b * dx[0, t]
                 fb1 += b * dx[1, t]
                 fb2 += b * dx[2, t]
+            for t in range(m):
+                o = tpos[start + t]
+                AB[o, 0] = aa[t]
+                AB[o, 1] = bb[t]
             rev[i] = r
-            fwd[i] = wf
+            fwd[i] = wf if with_cost else 0.0
             FA[i, 0] = fa0
             FB[i, 0] = fb0
             if k > 1:

@@ -15,7 +15,7 @@ import numpy as np
 from numba import prange
 
 from .._util.jit import njit
-from .._util.vmath import vpow_pos
+from .._util.vmath import vlog, vpow_pos
 from .output_kernel_functions import (GAUSSIAN_KERNEL, HEAVY_TAILED_KERNEL, KP_A, KP_ALPHA, KP_B,
                                       KP_DOF, KP_GR_EPS, POWER_HEAVY_KERNEL, T_KERNEL, TDOF_KERNEL,
                                       UMAP_KERNEL, gaussian_grad, heavy_tailed_grad, power,
@@ -196,7 +196,17 @@ def kl_cost(indptr, indices, data, Y, code, kp, u, log_z, clamp, eps, cross):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def fdiv_stored(div, indptr, indices, data, Y, f, Z, eps, cost, total, F):
+def rkl_log_p(data, f, eps, out):
+    """``log Pc`` of every stored entry (``Pc = f P_ij``; ``log eps`` where ``Pc <= eps``): the
+    term of :func:`fdiv_stored`'s ``RKL`` that depends on P alone (made once per exaggeration)."""
+    log_eps = math.log(eps)
+    for e in prange(data.shape[0]):
+        p = f * data[e]
+        out[e] = math.log(p) if p > eps else log_eps
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def fdiv_stored(div, indptr, indices, data, log_p, Y, f, Z, eps, want_cost, cost, total, F):
     """The stored entries' part of an f-divergence between ``p = f P`` and the Student-t
     ``q = w / Z`` (:mod:`.approx_terms` puts the pieces together), per row ``i``:
 
@@ -209,59 +219,87 @@ def fdiv_stored(div, indptr, indices, data, Y, f, Z, eps, cost, total, F):
     - ``HELLINGER``: ``cost = sum (sqrt p - sqrt q)^2 - q``, ``total = sum sqrt(p q)``,
       ``F = sum w sqrt(p q) dy``;
 
-    ``dy = y_i - y_j``.
+    ``dy = y_i - y_j``; ``log_p``: :func:`rkl_log_p` at ``f`` (``RKL``; others: unread). Without ``want_cost`` JS's
+    ``cost`` is not computed (RKL's always is: its gradient reads it). JS takes its logarithms a
+    row at a time in vectorised passes (:mod:`smallvis._util.vmath`); rows are cut into ``CHUNKS``
+    blocks (scratch made once per block) whatever the thread count.
     """
     n, k = Y.shape
     log_eps = math.log(eps)
     log2 = math.log(2.0)
     inv_z = 1.0 / Z
-    for i in prange(n):
-        y0 = Y[i, 0]
-        y1 = Y[i, 1] if k > 1 else 0.0
-        y2 = Y[i, 2] if k > 2 else 0.0
-        c = 0.0
-        t = 0.0
-        a0 = 0.0
-        a1 = 0.0
-        a2 = 0.0
-        for e in range(indptr[i], indptr[i + 1]):
-            j = indices[e]
-            e0 = y0 - Y[j, 0]
-            e1 = y1 - Y[j, 1] if k > 1 else 0.0
-            e2 = y2 - Y[j, 2] if k > 2 else 0.0
-            w = 1.0 / (1.0 + (e0 * e0 + e1 * e1 + e2 * e2))
-            q = w * inv_z
-            p = f * data[e]
-            if div == RKL:
-                lp = math.log(p) if p > eps else log_eps
-                v = q * (log_eps - lp)
-                c += v
-                t += v
-                fk = w * w * (lp - log_eps)
-            elif div == JS:
-                m = 0.5 * (p + q)
-                el = math.log(q / m) - log2
-                pc = p if p > eps else eps
-                c += 0.5 * (pc * math.log(pc) - (p * math.log(m) if p != 0.0 else 0.0) + q * el)
-                t += q * el
-                fk = w * w * el
-            elif div == CHI2:
-                r = p * p / q
-                c += (p - q) * (p - q) / q - q
-                t += r
-                fk = w * r
-            else:
-                s = math.sqrt(p * q)
-                c += (math.sqrt(p) - math.sqrt(q)) ** 2 - q
-                t += s
-                fk = w * s
-            a0 += fk * e0
-            a1 += fk * e1
-            a2 += fk * e2
-        cost[i] = c
-        total[i] = t
-        F[i, 0] = a0
-        if k > 1:
-            F[i, 1] = a1
-        if k > 2:
-            F[i, 2] = a2
+    width = 0
+    for i in range(n):
+        width = max(width, indptr[i + 1] - indptr[i])
+    blocks = min(CHUNKS, n)
+    for blk in prange(blocks):
+        d0 = np.empty(width)
+        d1 = np.empty(width)
+        d2 = np.empty(width)
+        ws = np.empty(width)
+        ls = np.empty(width)
+        ms = np.empty(width)
+        for i in range(blk * n // blocks, (blk + 1) * n // blocks):
+            lo, m = indptr[i], indptr[i + 1] - indptr[i]
+            y0 = Y[i, 0]
+            y1 = Y[i, 1] if k > 1 else 0.0
+            y2 = Y[i, 2] if k > 2 else 0.0
+            for e in range(m):
+                j = indices[lo + e]
+                e0 = y0 - Y[j, 0]
+                e1 = y1 - Y[j, 1] if k > 1 else 0.0
+                e2 = y2 - Y[j, 2] if k > 2 else 0.0
+                d0[e] = e0
+                d1[e] = e1
+                d2[e] = e2
+                ws[e] = 1.0 / (1.0 + (e0 * e0 + e1 * e1 + e2 * e2))
+            c = 0.0
+            t = 0.0
+            a0 = 0.0
+            a1 = 0.0
+            a2 = 0.0
+            if div == JS:
+                for e in range(m):
+                    q = ws[e] * inv_z
+                    ms[e] = 0.5 * (f * data[lo + e] + q)
+                    ls[e] = q / ms[e]
+                vlog(ls, ls, m)
+                if want_cost:
+                    vlog(ms, ms, m)
+            for e in range(m):
+                w = ws[e]
+                q = w * inv_z
+                p = f * data[lo + e]
+                if div == RKL:
+                    lp = log_p[lo + e]
+                    v = q * (log_eps - lp)
+                    c += v
+                    t += v
+                    fk = w * w * (lp - log_eps)
+                elif div == JS:
+                    el = ls[e] - log2
+                    if want_cost:
+                        pc = p if p > eps else eps
+                        c += 0.5 * (pc * math.log(pc) - (p * ms[e] if p != 0.0 else 0.0) + q * el)
+                    t += q * el
+                    fk = w * w * el
+                elif div == CHI2:
+                    r = p * p / q
+                    c += (p - q) * (p - q) / q - q
+                    t += r
+                    fk = w * r
+                else:
+                    s = math.sqrt(p * q)
+                    c += (math.sqrt(p) - math.sqrt(q)) ** 2 - q
+                    t += s
+                    fk = w * s
+                a0 += fk * d0[e]
+                a1 += fk * d1[e]
+                a2 += fk * d2[e]
+            cost[i] = c
+            total[i] = t
+            F[i, 0] = a0
+            if k > 1:
+                F[i, 1] = a1
+            if k > 2:
+                F[i, 2] = a2

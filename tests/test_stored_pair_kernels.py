@@ -56,3 +56,20 @@ def test_attraction_matches_numpy_for_every_radial_kernel(case, k):
     expected = _numpy_attraction(P, Y, decl, kp)
     assert np.isfinite(A).all()
     np.testing.assert_allclose(A, expected, rtol=1e-12, atol=1e-13 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("name", ["jssne", "rklsne", "absne", "abssne", "ncvis"])
+def test_the_gradient_does_not_depend_on_asking_for_the_cost(name):
+    """The stored-pair passes skip the cost terms when only the gradient is asked for: the same
+    gradient bits either way, and the cost of a combined call is the cost-only call's."""
+    from engine_checks import sparse_states, x80
+    from smallvis.engines.bh import BarnesHutEngine
+
+    method, _, sp = sparse_states(x80(), name)
+    Y = np.random.default_rng(4).normal(scale=2.0, size=(80, 2))
+    engine = BarnesHutEngine(theta=0.0)
+    both = engine.evaluate(method, sp, Y, 4.0)
+    grad = engine.evaluate(method, sp, Y, 4.0, cost=False)[1]
+    cost = engine.evaluate(method, sp, Y, 4.0, grad=False)[0]
+    assert np.array_equal(both[1], grad)
+    np.testing.assert_allclose(both[0], cost, rtol=1e-12)

@@ -1,7 +1,7 @@
 """Numba kernels of the AB-divergence's stored pairs on the sparse-P engines (:mod:`.approx_ab`;
-compiled on first use and cached on disk): each stored pair's terms (the fused exact engine's
-:func:`.exact_ab_kernels.row_ab`) less the ones the all-pairs sums count for it (``P = 0``, then
-floored as the branch floors it), and the per-point constants of a sparse P.
+compiled on first use and cached on disk): each stored pair's terms (those of the fused exact
+engine's :func:`.exact_ab_kernels.row_ab`) less the ones the all-pairs sums count for it (``P = 0``,
+then floored as the branch floors it), in closed form, and the per-point constants of a sparse P.
 
 Rows are independent (each row writes only its own outputs), so the results do not depend on the
 number of threads.

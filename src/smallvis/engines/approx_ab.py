@@ -167,7 +167,7 @@ def evaluate_ab(engine, plan, method, state, Y, f, *, cost, grad):
 
     prm[INV_Z] = 1.0 / Z
     cc, ds, F = np.empty(n), np.empty(n), np.empty((n, k))
-    kern.ab_stored(*P, Y, branch, code, prm, cc, ds, F)
+    kern.ab_stored(*P, Y, branch, code, prm, bool(cost), cc, ds, F)
     pcost = G = None
     if cost:
         pcost = consts[:, 0] + cc0 + cc

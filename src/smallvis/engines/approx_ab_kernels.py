@@ -1,7 +1,7 @@
 """Numba kernels of the AB-divergence's stored pairs on the sparse-P engines (:mod:`.approx_ab`;
-compiled on first use and cached on disk): each stored pair's terms (the fused exact engine's
-:func:`.exact_ab_kernels.row_ab`) less the ones the all-pairs sums count for it (``P = 0``, then
-floored as the branch floors it), and the per-point constants of a sparse P.
+compiled on first use and cached on disk): each stored pair's terms (those of the fused exact
+engine's :func:`.exact_ab_kernels.row_ab`) less the ones the all-pairs sums count for it (``P = 0``,
+then floored as the branch floors it), in closed form, and the per-point constants of a sparse P.
 
 Rows are independent (each row writes only its own outputs), so the results do not depend on the
 number of threads.
@@ -15,64 +15,139 @@ import numpy as np
 from numba import prange
 
 from .._util.jit import njit
-from .exact_ab_kernels import (ALPHA, ALPHA0, BETA, BETA0, EPS, F, FLOOR, GENERAL, LAM, LAMBDA0,
-                               OB, OL, row_ab)
-from .output_kernel_functions import power
+from .._util.sums import pairwise_sum
+from .._util.vmath import log1, vlog
+from .exact_ab_kernels import (ALPHA, ALPHA0, BETA, BETA0, EPS, F, FLOOR, GENERAL, INV_Z, LAM,
+                               LAMBDA0, OB, OL, ZERO, _row_q, _vpow_part, _vpower)
+from .output_kernel_functions import GAUSSIAN_KERNEL, power
 
 
 CHUNKS = 256  # rows are cut into this many blocks (scratch made once per block), any thread count
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def ab_stored(indptr, indices, data, Y, branch, wk, prm, cc, ds, F_out):
-    """Per row ``i`` over its stored entries (a diagonal entry is skipped), the differences between
-    the pair's terms at ``P_ij`` and at ``P = 0``: ``cc[i]`` of the cost terms, ``ds[i]`` of the
-    branch's share of ``S`` and ``F_out[i] = sum_j (kk_ij - kk0_ij) (y_i - y_j)`` of the stiffness
-    ``kk = c g A`` (``prm``: :mod:`.exact_ab_kernels`' parameters, ``1 / Z`` filled in)."""
+def ab_stored(indptr, indices, data, Y, branch, wk, prm, want_cost, cc, ds, F_out):
+    """Per row ``i`` over its stored entries (a diagonal entry adds nothing), the differences between
+    the pair's terms at ``P_ij`` and at ``P = 0`` (floored as the branch floors it): ``cc[i]`` of
+    the cost terms (with ``want_cost``), ``ds[i]`` of the branch's share of ``S`` and
+    ``F_out[i] = sum_j (kk_ij - kk0_ij) (y_i - y_j)`` of the stiffness ``kk = c g A``
+    (``prm``: :mod:`.exact_ab_kernels`' parameters, ``1 / Z`` filled in).
+
+    Each branch's difference is taken in closed form, the terms of ``q`` alone cancelling: with
+    ``D`` the difference of P's term (``P^a``; ``log max(P^b, eps)`` for ``absnea0``; ``log P``
+    for ``absne00``), ``A`` differs by ``D (Q^b + ob)`` (general; ``Q^b`` in its split form), ``D``
+    (``absneb0``, whose share of ``S`` is ``Q^a``: no difference), ``D / Q^a`` (``absneamb``),
+    ``Q^b D`` (``absnea0``) or ``D`` (``absne00``). One power of ``P`` and at most one of ``q`` per
+    entry, a row at a time in vectorised passes (the exact engine's row function
+    :func:`.exact_ab_kernels.row_ab` twice took six)."""
     n, k = Y.shape
+    f, eps, inv_z = prm[F], prm[EPS], prm[INV_Z]
+    a, b, ob = prm[ALPHA], prm[BETA], prm[OB]
+    gauss = wk == GAUSSIAN_KERNEL
+    floor = branch != GENERAL or prm[FLOOR] != 0.0
+    p0 = eps if floor else 0.0
+    e_p = b if branch == ALPHA0 else a
+    if branch == ALPHA0:
+        t0 = log1(max(power(eps, b), eps))
+    elif branch == ZERO:
+        t0 = log1(eps)
+    else:
+        t0 = power(p0, a) if p0 > 0.0 else 0.0
+    scale = 4.0 / b if branch == ALPHA0 else (4.0 if branch == ZERO else 4.0 / a)
+    log_eps = log1(eps)
     width = 0
     for i in range(n):
         width = max(width, indptr[i + 1] - indptr[i])
     blocks = min(CHUNKS, n)
-    for b in prange(blocks):
-        x = np.empty(width)
-        zero = np.zeros(width)
+    for blk in prange(blocks):
+        d0 = np.empty(width)
+        d1 = np.empty(width)
         d2 = np.empty(width)
-        d2b = np.empty(width)
-        kk1 = np.empty(width)
-        kk0 = np.empty(width)
-        k2 = np.empty(width)
-        cc1 = np.empty(width)
-        cc0 = np.empty(width)
-        for i in range(b * n // blocks, (b + 1) * n // blocks):
-            lo, hi = indptr[i], indptr[i + 1]
-            m = hi - lo
+        x = np.empty(width)
+        g = np.empty(width)
+        q = np.empty(width)
+        dp = np.empty(width)
+        qt = np.empty(width)
+        for i in range(blk * n // blocks, (blk + 1) * n // blocks):
+            lo, m = indptr[i], indptr[i + 1] - indptr[i]
+            y0 = Y[i, 0]
+            y1 = Y[i, 1] if k > 1 else 0.0
+            y2 = Y[i, 2] if k > 2 else 0.0
             for e in range(m):
                 j = indices[lo + e]
-                s = 0.0
-                for d in range(k):
-                    diff = Y[i, d] - Y[j, d]
-                    s += diff * diff
-                d2[e] = s
-                d2b[e] = s
-                x[e] = 0.0 if j == i else data[lo + e]
-            s1 = row_ab(branch, wk, prm, x, d2, kk1, k2, cc1, m, True)
-            s0 = row_ab(branch, wk, prm, zero, d2b, kk0, k2, cc0, m, True)
+                e0 = y0 - Y[j, 0]
+                e1 = y1 - Y[j, 1] if k > 1 else 0.0
+                e2 = y2 - Y[j, 2] if k > 2 else 0.0
+                d0[e] = e0
+                d1[e] = e1
+                d2[e] = e2
+                x[e] = e0 * e0 + e1 * e1 + e2 * e2
+                p = f * data[lo + e]
+                dp[e] = p0 if j == i else (max(p, eps) if floor else p)
+            _row_q(gauss, inv_z, eps, x, g, q, m)
+            # D: the difference of P's term (0 on the diagonal, whose P is taken as p0)
+            if branch == ZERO:
+                vlog(dp, dp, m)
+            else:
+                _vpower(dp, e_p, m)
+                if branch == ALPHA0:
+                    for e in range(m):
+                        dp[e] = max(dp[e], eps)
+                    vlog(dp, dp, m)
+            for e in range(m):
+                dp[e] -= t0
+            # the terms of q: A's difference into x, the cost's into qt
+            if branch == GENERAL:
+                _vpow_part(q, b, ob != 0.0, qt, m)
+                for e in range(m):
+                    x[e] = dp[e] * (qt[e] + ob)
+                    qt[e] = -dp[e] * qt[e] / (a * b)
+            elif branch == BETA0:
+                if want_cost:
+                    for e in range(m):
+                        qt[e] = q[e]
+                    _vpower(qt, a, m)
+                    vlog(qt, qt, m)
+                    for e in range(m):
+                        qt[e] = -dp[e] * qt[e] / (a * a)
+                for e in range(m):
+                    x[e] = dp[e]
+            elif branch == LAMBDA0:
+                for e in range(m):
+                    qt[e] = q[e]
+                _vpower(qt, a, m)
+                for e in range(m):
+                    r = dp[e] / qt[e] if qt[e] > 0.0 else dp[e]
+                    x[e] = r
+                    qt[e] = r / (a * a)
+            elif branch == ALPHA0:
+                for e in range(m):
+                    qt[e] = q[e]
+                _vpower(qt, b, m)
+                for e in range(m):
+                    v = qt[e] * dp[e]
+                    x[e] = v
+                    qt[e] = -v / (b * b)
+            else:
+                if want_cost:
+                    vlog(q, qt, m)
+                    for e in range(m):
+                        qt[e] = 0.5 * dp[e] * (dp[e] + 2.0 * (log_eps - qt[e]))
+                for e in range(m):
+                    x[e] = dp[e]
             c = 0.0
             a0 = 0.0
             a1 = 0.0
             a2 = 0.0
             for e in range(m):
-                j = indices[lo + e]
-                dk = kk1[e] - kk0[e]
-                c += cc1[e] - cc0[e]
-                a0 += dk * (Y[i, 0] - Y[j, 0])
-                if k > 1:
-                    a1 += dk * (Y[i, 1] - Y[j, 1])
-                if k > 2:
-                    a2 += dk * (Y[i, 2] - Y[j, 2])
+                dk = scale * g[e] * x[e]
+                if want_cost:
+                    c += qt[e]
+                a0 += dk * d0[e]
+                a1 += dk * d1[e]
+                a2 += dk * d2[e]
             cc[i] = c
-            ds[i] = s1 - s0
+            ds[i] = 0.0 if branch == BETA0 else pairwise_sum(x, m)
             F_out[i, 0] = a0
             if k > 1:
                 F_out[i, 1] = a1

@@ -108,8 +108,8 @@ def evaluate_nce(engine, plan, method, state, Y, f, *, cost, grad):
     lnp = math.log(nu) - math.log(n * (n - 1.0))
     summer = engine.radial(Y, EPS)
     F, dF = np.empty(n), np.empty(n)
-    qhat = np.empty(csr[1].shape[0])  # the stored entries' curve, for every Newton step
-    stored_curve(csr[0], csr[1], Y, a, b, qhat)
+    apb = np.empty(csr[1].shape[0])  # the stored entries' a x^b, for every pass
+    stored_curve(csr[0], csr[1], Y, a, b, apb)
 
     def ec(Q):  # e^t = qhat ec
         with np.errstate(over="ignore"):
@@ -118,7 +118,7 @@ def evaluate_nce(engine, plan, method, state, Y, f, *, cost, grad):
     def dQ(Q):
         c = ec(Q)
         S = summer.sums(Sums(plan.code, nce_kp(a, b, c), (NCE_SIG, NCE_SIG2)))[1]
-        stored_dq_at(csr[0], csr[2], qhat, f, c, F, dF)
+        stored_dq_at(csr[0], csr[2], apb, f, c, F, dF)
         return (float(np.sum(F)) - float(np.sum(neg * S[:, 0])),
                 float(np.sum(dF)) + float(np.sum(neg * S[:, 1])))
 
@@ -130,7 +130,7 @@ def evaluate_nce(engine, plan, method, state, Y, f, *, cost, grad):
     kp = nce_kp(a, b, c)
     pcost = np.empty(n) if cost else np.empty(0)
     G = np.empty((n, k)) if grad else np.empty((0, 0))
-    stored_terms(*csr, Y, f, a, b, c, bool(cost), bool(grad), pcost, G)
+    stored_terms(*csr, apb, Y, f, b, c, bool(cost), bool(grad), pcost, G)
     _, S, V = summer.sums(Sums(plan.code, kp, (NCE_COST,) if cost else (),
                                (NCE_FORCE,) if grad else ()))
     if cost:

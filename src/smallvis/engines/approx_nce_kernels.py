@@ -24,6 +24,7 @@ import numpy as np
 from numba import prange
 
 from .._util.jit import njit
+from .._util.vmath import pow1
 from .exact_nce_kernels import _logistic
 from .output_kernel_functions import KP_A, KP_B, N_PARAMS
 
@@ -71,26 +72,31 @@ def nce_term(which, kp, x, qhat):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def stored_curve(indptr, indices, Y, a, b, qhat):
-    """``qhat`` (UMAP's curve, :func:`_curve`) of every stored entry of P at ``Y`` (-1 on the
-    diagonal), made once per evaluation for the Newton steps' passes (:func:`stored_dq_at`)."""
+def stored_curve(indptr, indices, Y, a, b, apb):
+    """``a x^b`` (UMAP's curve ``qhat = 1 / (1 + a x^b)``) of every stored entry of P at ``Y`` (-1
+    on the diagonal), made once per evaluation for the Newton steps' passes (:func:`stored_dq_at`)
+    and the final one (:func:`stored_terms`); the powers of a row in one vectorised loop
+    (:func:`smallvis._util.vmath.pow1`)."""
     n, k = Y.shape
     for i in prange(n):
-        for e in range(indptr[i], indptr[i + 1]):
+        lo, hi = indptr[i], indptr[i + 1]
+        for e in range(lo, hi):
             j = indices[e]
-            if j == i:
-                qhat[e] = -1.0
-                continue
             x = 0.0
             for d in range(k):
                 diff = Y[i, d] - Y[j, d]
                 x += diff * diff
-            qhat[e], _ = _curve(a, b, x)
+            apb[e] = max(x, 0.0)
+        for e in range(lo, hi):
+            apb[e] = a * pow1(apb[e], b)
+        for e in range(lo, hi):
+            if indices[e] == i:
+                apb[e] = -1.0
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def stored_dq_at(indptr, data, qhat, f, ec, F, dF):
-    """Per row ``i`` of the CSR matrix P, over its stored entries (``p = f P_ij``, ``qhat`` of
+def stored_dq_at(indptr, data, apb, f, ec, F, dF):
+    """Per row ``i`` of the CSR matrix P, over its stored entries (``p = f P_ij``, ``a x^b`` of
     :func:`stored_curve`): ``F_i = sum_j p (1 - sigma)`` and ``dF_i = sum_j p sigma (1 - sigma)``,
     the data terms of ``dC/dQ`` and ``d2C/dQ2``. Rows are independent: the result does not depend
     on the number of threads."""
@@ -99,9 +105,9 @@ def stored_dq_at(indptr, data, qhat, f, ec, F, dF):
         s1 = 0.0
         s2 = 0.0
         for e in range(indptr[i], indptr[i + 1]):
-            if qhat[e] < 0.0:
+            if apb[e] < 0.0:
                 continue
-            sig, om = _logistic(qhat[e] * ec)
+            sig, om = _logistic((1.0 / (1.0 + apb[e])) * ec)
             p = f * data[e]
             s1 += p * om
             s2 += p * sig * om
@@ -110,10 +116,11 @@ def stored_dq_at(indptr, data, qhat, f, ec, F, dF):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def stored_terms(indptr, indices, data, Y, f, a, b, ec, want_cost, want_grad, cost, G):
-    """Per row ``i`` of the symmetric CSR matrix P, over its stored entries (``p = f P_ij``): the
-    data cost ``cost_i = sum_j p softplus(-t)`` and the data forces ``G_i = sum_j 4 g p (1 - sigma)
-    (y_i - y_j)`` (each pair's two directions). Rows are independent."""
+def stored_terms(indptr, indices, data, apb, Y, f, b, ec, want_cost, want_grad, cost, G):
+    """Per row ``i`` of the symmetric CSR matrix P, over its stored entries (``p = f P_ij``, ``a x^b``
+    of :func:`stored_curve`): the data cost ``cost_i = sum_j p softplus(-t)`` and the data forces
+    ``G_i = sum_j 4 g p (1 - sigma) (y_i - y_j)`` (each pair's two directions). Rows are
+    independent."""
     n, k = Y.shape
     for i in prange(n):
         ci = 0.0
@@ -124,18 +131,20 @@ def stored_terms(indptr, indices, data, Y, f, a, b, ec, want_cost, want_grad, co
             j = indices[e]
             if j == i:
                 continue
+            p = f * data[e]
+            if p == 0.0:
+                continue
             x = 0.0
             for d in range(k):
                 diff = Y[i, d] - Y[j, d]
                 x += diff * diff
-            qhat, g = _curve(a, b, x)
+            x = max(x, 0.0)
+            qhat = 1.0 / (1.0 + apb[e])
             r = qhat * ec
-            p = f * data[e]
-            if p == 0.0:
-                continue
             if want_cost:
                 ci += p * math.log1p(1.0 / r)
             if want_grad:
+                g = b * apb[e] * qhat / x if x > 0.0 else 0.0
                 _, om = _logistic(r)
                 kk = 4.0 * g * p * om
                 for d in range(k):

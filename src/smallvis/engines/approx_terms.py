@@ -183,7 +183,7 @@ def _kl_rows(engine, plan, method, state, prep, Y, f, cost, grad):
 
 
 def _fdiv(engine, plan, method, state, prep, Y, f, cost, grad):
-    from .stored_pair_kernels import RKL, JS, fdiv_stored
+    from .stored_pair_kernels import RKL, JS, fdiv_stored, rkl_log_p
 
     form = plan.form
     div = _FDIV[form.divergence]
@@ -193,7 +193,17 @@ def _fdiv(engine, plan, method, state, prep, Y, f, cost, grad):
     Z, S, V = engine.radial(Y, form.eps).sums(Sums(plan.code, prep["kp"], scalars, vectors))
     n, k = Y.shape
     c, t, F = np.empty(n), np.empty(n), np.empty((n, k))
-    fdiv_stored(div, *prep["att"], Y, f, Z, form.eps, c, t, F)
+    log_p = np.empty(0)
+    if rkl:
+        data = prep["att"][2]
+
+        def logs():
+            out = np.empty_like(data)
+            rkl_log_p(data, float(f), float(form.eps), out)
+            return out
+
+        log_p = state.cached("sparse_rkl_log_p", f, logs)
+    fdiv_stored(div, *prep["att"], log_p, Y, f, Z, form.eps, bool(cost), c, t, F)
     G = pcost = None
     if rkl:
         shift = np.log(Z) + np.log(form.eps)

@@ -11,23 +11,37 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import prange
 
 from .._util.jit import njit
-from .output_kernel_functions import (GAUSSIAN_KERNEL, T_KERNEL, gaussian_grad, t_grad,
-                                      t_weight)
+from .._util.vmath import vlog, vpow_pos
+from .output_kernel_functions import (GAUSSIAN_KERNEL, HEAVY_TAILED_KERNEL, KP_A, KP_ALPHA, KP_B,
+                                      KP_DOF, KP_GR_EPS, POWER_HEAVY_KERNEL, T_KERNEL, TDOF_KERNEL,
+                                      UMAP_KERNEL, gaussian_grad, heavy_tailed_grad, power,
+                                      t_grad, t_weight, tdof_grad)
 from .radial_kernels import grad_factor, log_weight, weight
 
 # the f-divergences of :func:`fdiv_stored`
 RKL, JS, CHI2, HELLINGER = 0, 1, 2, 3
+CHUNKS = 256  # rows are cut into this many blocks (scratch made once per block), any thread count
+
+
+@njit(cache=True, error_model="numpy")
+def attraction(indptr, indices, data, Y, code, kp, A):
+    """``A[i] = sum_j P_ij g_ij (y_i - y_j)`` over the stored entries of row ``i``, with ``g`` the
+    kernel's gradient factor. The Student-t and Gaussian kernels have their own loop (their ``g``
+    costs a division or nothing); the others compute ``g`` a row at a time in vectorised passes
+    (:func:`row_grads`)."""
+    if code == T_KERNEL or code == GAUSSIAN_KERNEL:
+        _attraction_cheap(indptr, indices, data, Y, code, A)
+    else:
+        _attraction_rows(indptr, indices, data, Y, code, kp, A)
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def attraction(indptr, indices, data, Y, code, kp, A):
-    """``A[i] = sum_j P_ij g_ij (y_i - y_j)`` over the stored entries of row ``i``, with ``g`` the
-    kernel's gradient factor. The Student-t and Gaussian kernels have their own loops (the same
-    arithmetic: the Gaussian's ``g = 1`` needs no weight; the generic loop, 2x and 4x slower at
-    70,000 points, computes it)."""
+def _attraction_cheap(indptr, indices, data, Y, code, A):
+    """:func:`attraction` for the Student-t (``g = w``) and Gaussian (``g = 1``) kernels."""
     n, k = Y.shape
     for i in prange(n):
         y0 = Y[i, 0]
@@ -46,7 +60,7 @@ def attraction(indptr, indices, data, Y, code, kp, A):
                 a0 += pg * e0
                 a1 += pg * e1
                 a2 += pg * e2
-        elif code == GAUSSIAN_KERNEL:
+        else:
             for e in range(indptr[i], indptr[i + 1]):
                 j = indices[e]
                 e0 = y0 - Y[j, 0]
@@ -56,22 +70,99 @@ def attraction(indptr, indices, data, Y, code, kp, A):
                 a0 += pg * e0
                 a1 += pg * e1
                 a2 += pg * e2
-        else:
-            for e in range(indptr[i], indptr[i + 1]):
-                j = indices[e]
-                e0 = y0 - Y[j, 0]
-                e1 = y1 - Y[j, 1] if k > 1 else 0.0
-                e2 = y2 - Y[j, 2] if k > 2 else 0.0
-                d2 = e0 * e0 + e1 * e1 + e2 * e2
-                pg = data[e] * grad_factor(code, kp, d2, weight(code, kp, d2))
-                a0 += pg * e0
-                a1 += pg * e1
-                a2 += pg * e2
         A[i, 0] = a0
         if k > 1:
             A[i, 1] = a1
         if k > 2:
             A[i, 2] = a2
+
+
+@njit(cache=True, error_model="numpy")
+def row_grads(code, kp, x, g, m):
+    """``g[j]`` the gradient factor of the kernel ``code`` at the squared distance ``x[j]``, for
+    ``j < m`` (distinct arrays), in loops LLVM vectorises (:mod:`smallvis._util.vmath`). The
+    factors that need no weight (heavy-tailed ``1 / (1 + alpha x)``, Student-t with ``dof``) skip
+    it; UMAP's curve computes its weight with :func:`.output_kernel_functions.power`'s bits (0 where
+    ``x + gr_eps <= 0``, as :func:`.radial_kernels.grad_factor`); the power form's ``g = w^b`` is
+    ``(alpha x + 1)^(-b / alpha)`` from one ``log`` and one ``exp`` (the last bits differ from
+    ``power(w, b)``). Other kernels: :func:`.radial_kernels.grad_factor` one entry at a time."""
+    if code == HEAVY_TAILED_KERNEL:
+        alpha = kp[KP_ALPHA]
+        for j in range(m):
+            g[j] = heavy_tailed_grad(x[j], 0.0, alpha)
+    elif code == TDOF_KERNEL:
+        dof = kp[KP_DOF]
+        for j in range(m):
+            g[j] = tdof_grad(x[j], 0.0, dof)
+    elif code == POWER_HEAVY_KERNEL:
+        alpha = kp[KP_ALPHA]
+        for j in range(m):
+            g[j] = alpha * x[j] + 1.0
+        vpow_pos(g, -kp[KP_B] / alpha, g, m)
+    elif code == UMAP_KERNEL:
+        a, b, gr_eps = kp[KP_A], kp[KP_B], kp[KP_GR_EPS]
+        for j in range(m):
+            g[j] = max(x[j], 0.0)
+        if b == 1.0 or b == 2.0 or b == 0.5 or b == -1.0:
+            for j in range(m):
+                g[j] = power(g[j], b)
+        else:
+            vpow_pos(g, b, g, m)
+        for j in range(m):
+            xj = max(x[j], 0.0)
+            w = 1.0 / (1.0 + a * g[j])
+            g[j] = b * (1.0 - w) / (xj + gr_eps) if xj + gr_eps > 0.0 else 0.0
+    else:
+        for j in range(m):
+            g[j] = grad_factor(code, kp, x[j], weight(code, kp, x[j]))
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def _attraction_rows(indptr, indices, data, Y, code, kp, A):
+    """:func:`attraction` for the other kernels: per row, the offsets and squared distances of its
+    stored entries into scratch, the gradient factors in one pass over them (:func:`row_grads`),
+    then the sum in the stored order. Rows are cut into ``CHUNKS`` blocks (scratch made once per
+    block) whatever the thread count."""
+    n, k = Y.shape
+    width = 0
+    for i in range(n):
+        width = max(width, indptr[i + 1] - indptr[i])
+    blocks = min(CHUNKS, n)
+    for blk in prange(blocks):
+        d0 = np.empty(width)
+        d1 = np.empty(width)
+        d2 = np.empty(width)
+        x = np.empty(width)
+        g = np.empty(width)
+        for i in range(blk * n // blocks, (blk + 1) * n // blocks):
+            lo, hi = indptr[i], indptr[i + 1]
+            m = hi - lo
+            y0 = Y[i, 0]
+            y1 = Y[i, 1] if k > 1 else 0.0
+            y2 = Y[i, 2] if k > 2 else 0.0
+            for e in range(m):
+                j = indices[lo + e]
+                e0 = y0 - Y[j, 0]
+                e1 = y1 - Y[j, 1] if k > 1 else 0.0
+                e2 = y2 - Y[j, 2] if k > 2 else 0.0
+                d0[e] = e0
+                d1[e] = e1
+                d2[e] = e2
+                x[e] = e0 * e0 + e1 * e1 + e2 * e2
+            row_grads(code, kp, x, g, m)
+            a0 = 0.0
+            a1 = 0.0
+            a2 = 0.0
+            for e in range(m):
+                pg = data[lo + e] * g[e]
+                a0 += pg * d0[e]
+                a1 += pg * d1[e]
+                a2 += pg * d2[e]
+            A[i, 0] = a0
+            if k > 1:
+                A[i, 1] = a1
+            if k > 2:
+                A[i, 2] = a2
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
@@ -105,7 +196,17 @@ def kl_cost(indptr, indices, data, Y, code, kp, u, log_z, clamp, eps, cross):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def fdiv_stored(div, indptr, indices, data, Y, f, Z, eps, cost, total, F):
+def rkl_log_p(data, f, eps, out):
+    """``log Pc`` of every stored entry (``Pc = f P_ij``; ``log eps`` where ``Pc <= eps``): the
+    term of :func:`fdiv_stored`'s ``RKL`` that depends on P alone (made once per exaggeration)."""
+    log_eps = math.log(eps)
+    for e in prange(data.shape[0]):
+        p = f * data[e]
+        out[e] = math.log(p) if p > eps else log_eps
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def fdiv_stored(div, indptr, indices, data, log_p, Y, f, Z, eps, want_cost, cost, total, F):
     """The stored entries' part of an f-divergence between ``p = f P`` and the Student-t
     ``q = w / Z`` (:mod:`.approx_terms` puts the pieces together), per row ``i``:
 
@@ -118,59 +219,87 @@ def fdiv_stored(div, indptr, indices, data, Y, f, Z, eps, cost, total, F):
     - ``HELLINGER``: ``cost = sum (sqrt p - sqrt q)^2 - q``, ``total = sum sqrt(p q)``,
       ``F = sum w sqrt(p q) dy``;
 
-    ``dy = y_i - y_j``.
+    ``dy = y_i - y_j``; ``log_p``: :func:`rkl_log_p` at ``f`` (``RKL``; others: unread). Without ``want_cost`` JS's
+    ``cost`` is not computed (RKL's always is: its gradient reads it). JS takes its logarithms a
+    row at a time in vectorised passes (:mod:`smallvis._util.vmath`); rows are cut into ``CHUNKS``
+    blocks (scratch made once per block) whatever the thread count.
     """
     n, k = Y.shape
     log_eps = math.log(eps)
     log2 = math.log(2.0)
     inv_z = 1.0 / Z
-    for i in prange(n):
-        y0 = Y[i, 0]
-        y1 = Y[i, 1] if k > 1 else 0.0
-        y2 = Y[i, 2] if k > 2 else 0.0
-        c = 0.0
-        t = 0.0
-        a0 = 0.0
-        a1 = 0.0
-        a2 = 0.0
-        for e in range(indptr[i], indptr[i + 1]):
-            j = indices[e]
-            e0 = y0 - Y[j, 0]
-            e1 = y1 - Y[j, 1] if k > 1 else 0.0
-            e2 = y2 - Y[j, 2] if k > 2 else 0.0
-            w = 1.0 / (1.0 + (e0 * e0 + e1 * e1 + e2 * e2))
-            q = w * inv_z
-            p = f * data[e]
-            if div == RKL:
-                lp = math.log(p) if p > eps else log_eps
-                v = q * (log_eps - lp)
-                c += v
-                t += v
-                fk = w * w * (lp - log_eps)
-            elif div == JS:
-                m = 0.5 * (p + q)
-                el = math.log(q / m) - log2
-                pc = p if p > eps else eps
-                c += 0.5 * (pc * math.log(pc) - (p * math.log(m) if p != 0.0 else 0.0) + q * el)
-                t += q * el
-                fk = w * w * el
-            elif div == CHI2:
-                r = p * p / q
-                c += (p - q) * (p - q) / q - q
-                t += r
-                fk = w * r
-            else:
-                s = math.sqrt(p * q)
-                c += (math.sqrt(p) - math.sqrt(q)) ** 2 - q
-                t += s
-                fk = w * s
-            a0 += fk * e0
-            a1 += fk * e1
-            a2 += fk * e2
-        cost[i] = c
-        total[i] = t
-        F[i, 0] = a0
-        if k > 1:
-            F[i, 1] = a1
-        if k > 2:
-            F[i, 2] = a2
+    width = 0
+    for i in range(n):
+        width = max(width, indptr[i + 1] - indptr[i])
+    blocks = min(CHUNKS, n)
+    for blk in prange(blocks):
+        d0 = np.empty(width)
+        d1 = np.empty(width)
+        d2 = np.empty(width)
+        ws = np.empty(width)
+        ls = np.empty(width)
+        ms = np.empty(width)
+        for i in range(blk * n // blocks, (blk + 1) * n // blocks):
+            lo, m = indptr[i], indptr[i + 1] - indptr[i]
+            y0 = Y[i, 0]
+            y1 = Y[i, 1] if k > 1 else 0.0
+            y2 = Y[i, 2] if k > 2 else 0.0
+            for e in range(m):
+                j = indices[lo + e]
+                e0 = y0 - Y[j, 0]
+                e1 = y1 - Y[j, 1] if k > 1 else 0.0
+                e2 = y2 - Y[j, 2] if k > 2 else 0.0
+                d0[e] = e0
+                d1[e] = e1
+                d2[e] = e2
+                ws[e] = 1.0 / (1.0 + (e0 * e0 + e1 * e1 + e2 * e2))
+            c = 0.0
+            t = 0.0
+            a0 = 0.0
+            a1 = 0.0
+            a2 = 0.0
+            if div == JS:
+                for e in range(m):
+                    q = ws[e] * inv_z
+                    ms[e] = 0.5 * (f * data[lo + e] + q)
+                    ls[e] = q / ms[e]
+                vlog(ls, ls, m)
+                if want_cost:
+                    vlog(ms, ms, m)
+            for e in range(m):
+                w = ws[e]
+                q = w * inv_z
+                p = f * data[lo + e]
+                if div == RKL:
+                    lp = log_p[lo + e]
+                    v = q * (log_eps - lp)
+                    c += v
+                    t += v
+                    fk = w * w * (lp - log_eps)
+                elif div == JS:
+                    el = ls[e] - log2
+                    if want_cost:
+                        pc = p if p > eps else eps
+                        c += 0.5 * (pc * math.log(pc) - (p * ms[e] if p != 0.0 else 0.0) + q * el)
+                    t += q * el
+                    fk = w * w * el
+                elif div == CHI2:
+                    r = p * p / q
+                    c += (p - q) * (p - q) / q - q
+                    t += r
+                    fk = w * r
+                else:
+                    s = math.sqrt(p * q)
+                    c += (math.sqrt(p) - math.sqrt(q)) ** 2 - q
+                    t += s
+                    fk = w * s
+                a0 += fk * d0[e]
+                a1 += fk * d1[e]
+                a2 += fk * d2[e]
+            cost[i] = c
+            total[i] = t
+            F[i, 0] = a0
+            if k > 1:
+                F[i, 1] = a1
+            if k > 2:
+                F[i, 2] = a2

@@ -322,7 +322,11 @@ class ExactEngine:
 
     def _sum(self, method, form, state, plans, Y, f, cost, grad):
         """A :class:`~smallvis.methods.base.SumForm`: its terms' costs and gradients, weighted and
-        added in order."""
+        added in order (g-SNE's in two passes: :mod:`.exact_sum`)."""
+        from .exact_sum import evaluate_gsne, is_gsne
+
+        if is_gsne(form, plans):
+            return evaluate_gsne(form, state, plans, Y, f, self._workspace(*Y.shape), cost, grad)
         pcost = G = None
         for (weight, term), (_, _, X) in zip(form.terms, plans):
             c, g = self._kl_form(method, term, state, X, Y, f, self._workspace(*Y.shape), cost,
@@ -394,8 +398,8 @@ class ExactEngine:
         kern.kl_terms_unnormalised(
             P, Yt, f, form.kernel, kp, ws.bounds, bool(cost), bool(grad), ws("d2", chunks, n),
             ws("k2", chunks, n), ws("kk", chunks, n), ws("ka", chunks, n), ws("kr", chunks, n),
-            ws("gbuf", chunks, k, n), ws("rbuf", chunks, k, n), ws("cbuf", chunks, n), zpart,
-            attract, repel, cross_w)
+            ws("kt", chunks, n) if k == 2 else np.empty((0, 0)), ws("gbuf", chunks, k, n),
+            ws("rbuf", chunks, k, n), ws("cbuf", chunks, n), zpart, attract, repel, cross_w)
         total = 0.0
         for part in zpart:  # in chunk order, as kernel_total
             total += float(part)

@@ -28,6 +28,7 @@ from .._util.jit import njit
 from .._util.sums import pairwise_sum
 # the output kernels, generated from their declarations (smallvis.methods.output_kernels)
 from .output_kernel_dispatch import row_weights, row_weights_grads, row_weights_inplace
+from .exact_row_kernels import add_kl_forces_2d, row_costly_weights
 from .output_kernel_functions import (KP_A, KP_ALPHA, KP_B, KP_DOF, KP_GR_EPS, N_PARAMS,
                                       T_KERNEL, t_grad, t_weight)
 
@@ -254,8 +255,8 @@ def kl_terms(P, Yt, f, code, kp, clamp, eps, Z, bounds, want_cost, want_grad,
 
 @njit(parallel=True, cache=True, error_model="numpy")
 def kl_terms_unnormalised(P, Yt, f, code, kp, bounds, want_cost, want_grad, d2_scratch,
-                          w_scratch, g_scratch, ka_scratch, kr_scratch, gbuf, rbuf, cbuf, zpart,
-                          attract, repel, cross_w):
+                          w_scratch, g_scratch, ka_scratch, kr_scratch, t_scratch, gbuf, rbuf,
+                          cbuf, zpart, attract, repel, cross_w):
     """One pass for KL with a matrix-normalised, unclamped Q (``q = w / Z``): the weights are
     evaluated once per pair and everything that depends on Z is factored out of the sums:
     ``attract`` (n, k) = ``sum_j 4 f P_ij g_ij (y_i - y_j)``, ``repel`` (n, k) = ``sum_j 4 w_ij
@@ -264,8 +265,9 @@ def kl_terms_unnormalised(P, Yt, f, code, kp, bounds, want_cost, want_grad, d2_s
     (chunks,) each chunk's sum of ``w`` over its upper-triangle pairs, summed as
     :func:`kernel_total` does (``Z = 2 sum zpart``, the same bits).
 
-    Scratch: ``*_scratch`` (chunks, n); ``gbuf``, ``rbuf`` (chunks, k, n) and ``cbuf`` (chunks, n)
-    hold each chunk's partial sums (added in chunk order: any number of threads, the same bits).
+    Scratch: ``*_scratch`` (chunks, n; ``t_scratch`` read only for k = 2, where the two force
+    sums share one loop); ``gbuf``, ``rbuf`` (chunks, k, n) and ``cbuf`` (chunks, n) hold each
+    chunk's partial sums (added in chunk order: any number of threads, the same bits).
     """
     k, n = Yt.shape
     chunks = bounds.shape[0] - 1
@@ -281,8 +283,11 @@ def kl_terms_unnormalised(P, Yt, f, code, kp, bounds, want_cost, want_grad, d2_s
             m = n - i - 1
             prow = P[i, i + 1:]
             _row_d2(Yt, i, d2)
-            row_weights_grads(code, kp, d2, w, g, m)
-            if want_grad:
+            row_costly_weights(code, kp, d2, w, g, m)
+            if want_grad and k == 2:  # one loop; d2, ka, kr, t: the terms' scratch
+                add_kl_forces_2d(Yt, i, four_f, prow, w, g, gbuf[c], rbuf[c], m, d2, ka, kr,
+                                 t_scratch[c])
+            elif want_grad:
                 for j in range(m):
                     gj = g[j]
                     ka[j] = four_f * prow[j] * gj

@@ -24,7 +24,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
-from .._util.vmath import log1p1, pow1
+from .._util.vmath import exp1, log1, log1p1
 from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
 
 # slots of the parameter vector: the exaggeration, the curve's a and b
@@ -45,11 +45,17 @@ def _logistic(r):
 @njit(cache=True, error_model="numpy")
 def _row_curve(prm, d2, g, m, want_g):
     """``d2[j]`` becomes ``qhat = 1 / (1 + a x^b)`` and, with ``want_g``, ``g[j]`` the factor
-    ``a b x^b qhat / x`` (0 at ``x = 0``), for ``j < m``."""
+    ``a b x^b qhat / x`` (0 at ``x = 0``), for ``j < m`` (``g`` is scratch without ``want_g``).
+    ``x^b`` is :func:`smallvis._util.vmath.pow1`'s ``exp(b log x)`` in two loops, a log pass then
+    an exp pass (one loop of both runs slower): the same bits."""
     a, b = prm[A], prm[B]
     for j in range(m):
         x = max(d2[j], 0.0)
-        apb = a * pow1(x, b)
+        g[j] = x
+        d2[j] = b * log1(x)
+    for j in range(m):
+        x = g[j]
+        apb = a * (1.0 if b == 0.0 else exp1(d2[j]))  # pow1's x^0 = 1
         qhat = 1.0 / (1.0 + apb)
         d2[j] = qhat
         if want_g:

@@ -34,6 +34,7 @@ from .._util.sums import pairwise_sum
 from .._util.vmath import log1, log1p1
 from .exact_ab_kernels import AB_BASE, row_ab
 from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
+from .exact_row_kernels import add_two_forces_2d
 
 # divergences (the row function to call)
 KL_REPULSION, LARGEVIS, UMAP, RKL, JS, CHI2, HELLINGER, MMDS, SSTRESS, SAMMON, EE, TEE = range(12)
@@ -301,13 +302,14 @@ def _row_terms(div, wk, prm, xrow, x2row, d2, kk, k2, cc, m, want_cost, want_gra
 
 @njit(parallel=True, cache=True, error_model="numpy")
 def pair_pass(Yt, X, X2, div, wk, prm, bounds, want_cost, want_grad, two_forces,
-              d2_scratch, k_scratch, k2_scratch, c_scratch, gbuf, cbuf, G, pcost):
+              d2_scratch, k_scratch, k2_scratch, c_scratch, t_scratch, gbuf, cbuf, G, pcost):
     """Visit every pair once: ``G`` (n, k) the forces of ``kk`` (with ``two_forces``, ``G`` is
     (n, 2k) and its last k columns hold the forces of ``k2``), ``pcost`` (n,) the sums of the pair
     costs; returns ``S`` (over ordered pairs).
 
     ``X``: (n, n) input values, or (1, n) zeros; ``X2``: (n, n) second per-pair values, or (1, n)
-    ones (read only by the costs that have them: ee). Scratch: ``*_scratch`` (chunks, n); ``gbuf``
+    ones (read only by the costs that have them: ee). Scratch: ``*_scratch`` (chunks, n; ``t_scratch``
+    (chunks, 2, n), read only with ``two_forces`` in 2-D, where both force sums share a loop); ``gbuf``
     (chunks, k or 2k, n) and ``cbuf`` (chunks, n) hold each chunk's partial sums.
     """
     k, n = Yt.shape
@@ -327,15 +329,18 @@ def pair_pass(Yt, X, X2, div, wk, prm, bounds, want_cost, want_grad, two_forces,
             x2row = X2[i if dense_x2 else 0, i + 1:]
             _row_d2(Yt, i, d2)
             s += _row_terms(div, wk, prm, xrow, x2row, d2, kk, k2, cc, m, want_cost, want_grad)
-            if want_grad:  # d2 is free: the terms' scratch
-                add_pair_forces(Yt, i, kk, gbuf[c, :k], m, d2)
-                if two_forces:
-                    add_pair_forces(Yt, i, k2, gbuf[c, k:], m, d2)
             if want_cost:
                 cb = cbuf[c, i + 1:]
                 for j in range(m):
                     cb[j] += cc[j]
                 cbuf[c, i] += pairwise_sum(cc, m)
+            if want_grad and two_forces and k == 2:  # one loop; d2, cc, t: the terms' scratch
+                add_two_forces_2d(Yt, i, kk, k2, gbuf[c, :k], gbuf[c, k:], m, d2, cc,
+                                  t_scratch[c, 0], t_scratch[c, 1])
+            elif want_grad:  # d2 is free: the terms' scratch
+                add_pair_forces(Yt, i, kk, gbuf[c, :k], m, d2)
+                if two_forces:
+                    add_pair_forces(Yt, i, k2, gbuf[c, k:], m, d2)
         part[c] = s
     reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, pcost)
     total = 0.0

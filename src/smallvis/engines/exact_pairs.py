@@ -80,7 +80,9 @@ class Workspace:
         S = pair_pass(Yt, X, self.ones if X2 is None else X2, div, wk, prm, self.bounds,
                       bool(cost), bool(grad), bool(two_forces),
                       self("d2", chunks, n), self("kk", chunks, n), self("k2", chunks, n),
-                      self("cc", chunks, n), self("gbuf2" if two_forces else "gbuf", chunks, nf, n),
+                      self("cc", chunks, n),
+                      self("t2", chunks, 2, n) if two_forces and k == 2 else np.empty((0, 0, 0)),
+                      self("gbuf2" if two_forces else "gbuf", chunks, nf, n),
                       self("cbuf", chunks, n), G, pcost)
         return S, (G if grad else None), (pcost if cost else None)
 

@@ -1,0 +1,156 @@
+"""Row functions of the fused exact engine's one-pass KL (:func:`.exact_kernels.kl_terms_unnormalised`)
+for the costly output kernels (compiled on first use and cached on disk).
+
+:func:`row_costly_weights` gives the weights ``w`` and gradient factors ``g`` of one row's pairs as
+:func:`.output_kernel_dispatch.row_weights_grads` does, but with one loop per transcendental
+function (a log pass, then an exp pass: one loop holding both polynomials' constants runs slower,
+see :mod:`smallvis._util.vmath`), the exponent's special cases chosen outside the loops:
+
+- heavy-tailed (hssne, bhssne): ``log1p(alpha x)``, then ``w = exp(-l / alpha)``; ``g = 1 / (1 +
+  alpha x)``: the generated kernel's bits;
+- UMAP's curve (usne): ``log x``, then ``w = 1 / (1 + a exp(b l))``, ``g = b (1 - w) / (x +
+  gr_eps)``: the generated kernel's bits (``pow`` is ``exp(b log x)`` there too);
+- dhssne's power form: ``l = log(alpha x + 1)`` once, ``w = exp(-l / alpha)`` and ``g = w^b`` from
+  the same ``l`` (``exp(b (-l / alpha))``; ``1 / (alpha x + 1)`` for ``b = alpha``, its value):
+  one log and one exp per pair instead of two of each (the last bits of ``g`` differ from
+  ``pow(w, b)``'s).
+
+Any other kernel, or an exponent with a special case, goes to the generated row function.
+:func:`add_two_forces_2d` and :func:`add_kl_forces_2d` add two force sums of a 2-D row in one
+loop over the pairs (the bits of :func:`.exact_kernels.add_pair_forces` of each, a loop per sum
+and dimension).
+"""
+
+from __future__ import annotations
+
+from .._util.jit import njit
+from .._util.sums import pairwise_sum
+from .._util.vmath import exp1, log1, log1p1
+from .output_kernel_dispatch import row_weights_grads
+from .output_kernel_functions import (HEAVY_TAILED_KERNEL, KP_A, KP_ALPHA, KP_B, KP_GR_EPS,
+                                      POWER_HEAVY_KERNEL, UMAP_KERNEL)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _special(e):
+    """True for the exponents :func:`.output_kernel_functions.power` treats apart."""
+    return e == 1.0 or e == 2.0 or e == 0.5 or e == -1.0 or e == 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def _heavy(alpha, d2, w, g, m):
+    for j in range(m):
+        ax = alpha * d2[j]
+        w[j] = log1p1(ax)
+        g[j] = 1.0 / (1.0 + ax)
+    for j in range(m):
+        w[j] = exp1(-w[j] / alpha)
+
+
+@njit(cache=True, error_model="numpy")
+def _umap(a, b, gr_eps, d2, w, g, m):
+    for j in range(m):
+        w[j] = log1(max(d2[j], 0.0))
+    for j in range(m):
+        wj = 1.0 / (1.0 + a * exp1(b * w[j]))
+        w[j] = wj
+        g[j] = b * (1.0 - wj) / (max(d2[j], 0.0) + gr_eps)
+
+
+@njit(cache=True, error_model="numpy")
+def _power_heavy(alpha, b, d2, w, g, m):
+    y = -1.0 / alpha
+    for j in range(m):
+        base = alpha * d2[j] + 1.0
+        w[j] = y * log1(base)
+        g[j] = 1.0 / base
+    if b == alpha:  # w^alpha = 1 / (alpha x + 1)
+        for j in range(m):
+            w[j] = exp1(w[j])
+    else:
+        for j in range(m):
+            t = w[j]
+            w[j] = exp1(t)
+            g[j] = exp1(b * t)
+
+
+@njit(cache=True, error_model="numpy")
+def row_costly_weights(code, kp, d2, w, g, m):
+    """``w[j] = w(d2[j])`` and ``g[j] = g(d2[j], w[j])`` for ``j < m`` (distinct arrays): the split
+    loops of the heavy-tailed kernel, UMAP's curve and the power form, else the generated
+    :func:`.output_kernel_dispatch.row_weights_grads`."""
+    if code == HEAVY_TAILED_KERNEL:
+        _heavy(kp[KP_ALPHA], d2, w, g, m)
+    elif code == UMAP_KERNEL and not _special(kp[KP_B]):
+        _umap(kp[KP_A], kp[KP_B], kp[KP_GR_EPS], d2, w, g, m)
+    elif (code == POWER_HEAVY_KERNEL and not _special(-1.0 / kp[KP_ALPHA])
+          and (kp[KP_B] == kp[KP_ALPHA] or not _special(kp[KP_B]))):
+        _power_heavy(kp[KP_ALPHA], kp[KP_B], d2, w, g, m)
+    else:
+        row_weights_grads(code, kp, d2, w, g, m)
+
+
+@njit(cache=True, error_model="numpy")
+def add_two_forces_2d(Yt, i, ka, kb, ga, gb, m, t0, t1, t2, t3):
+    """The forces of two stiffness rows in 2-D in one loop over the pairs: ``ka`` into ``ga`` and
+    ``kb`` into ``gb``, the bits of :func:`.exact_kernels.add_pair_forces` of each (one loop of
+    both runs faster than two loops, and one loop per dimension no faster); ``t0``-``t3``:
+    scratch (n,) for the terms."""
+    a, b = Yt[0, i], Yt[1, i]
+    y0, y1 = Yt[0, i + 1:], Yt[1, i + 1:]
+    a0, a1 = ga[0, i + 1:], ga[1, i + 1:]
+    b0, b1 = gb[0, i + 1:], gb[1, i + 1:]
+    for j in range(m):
+        kaj = ka[j]
+        kbj = kb[j]
+        dx = a - y0[j]
+        dy = b - y1[j]
+        u0 = kaj * dx
+        u1 = kaj * dy
+        v0 = kbj * dx
+        v1 = kbj * dy
+        t0[j] = u0
+        t1[j] = u1
+        t2[j] = v0
+        t3[j] = v1
+        a0[j] -= u0
+        a1[j] -= u1
+        b0[j] -= v0
+        b1[j] -= v1
+    ga[0, i] += pairwise_sum(t0, m)
+    ga[1, i] += pairwise_sum(t1, m)
+    gb[0, i] += pairwise_sum(t2, m)
+    gb[1, i] += pairwise_sum(t3, m)
+
+
+@njit(cache=True, error_model="numpy")
+def add_kl_forces_2d(Yt, i, four_f, prow, w, g, ga, gr, m, t0, t1, t2, t3):
+    """The one-pass KL's two 2-D force sums in one loop over the pairs: the attraction
+    ``ka = 4 f P g`` into ``ga`` and the repulsion ``kr = 4 w g`` into ``gr`` (the bits of
+    :func:`.exact_kernels.add_pair_forces` of each; ``t0``-``t3``: scratch (n,) for the terms)."""
+    a, b = Yt[0, i], Yt[1, i]
+    y0, y1 = Yt[0, i + 1:], Yt[1, i + 1:]
+    a0, a1 = ga[0, i + 1:], ga[1, i + 1:]
+    r0, r1 = gr[0, i + 1:], gr[1, i + 1:]
+    for j in range(m):
+        gj = g[j]
+        ka = four_f * prow[j] * gj
+        kr = 4.0 * w[j] * gj
+        dx = a - y0[j]
+        dy = b - y1[j]
+        u0 = ka * dx
+        u1 = ka * dy
+        v0 = kr * dx
+        v1 = kr * dy
+        t0[j] = u0
+        t1[j] = u1
+        t2[j] = v0
+        t3[j] = v1
+        a0[j] -= u0
+        a1[j] -= u1
+        r0[j] -= v0
+        r1[j] -= v1
+    ga[0, i] += pairwise_sum(t0, m)
+    ga[1, i] += pairwise_sum(t1, m)
+    gr[0, i] += pairwise_sum(t2, m)
+    gr[1, i] += pairwise_sum(t3, m)

@@ -30,7 +30,8 @@ log-sum-exp's shift; in few dimensions :func:`.exact_nerv.nearest_d2` instead), 
 sums of ``exp(-beta_i d2)``, the sums ``A`` and ``B`` with the forces of the stiffness without the
 shift, then (row-normalised Q) the shift's forces. The last two take each row's pairs in blocks of
 :data:`BLOCK`, every step of a block before the next block (the steps' arrays stay in cache), and
-sum the row's terms over the whole row after: the numbers do not depend on the block size.
+sum the row's terms over the whole row after: the numbers do not depend on the block size (the
+shifted sums' pass goes in blocks too).
 
 A row-normalised Q without precisions (nerv, rsrnerv, jse, rsrjse) evaluates one ``exp`` per pair
 where both directions differ only in their row's shift: the direction with the larger exponent
@@ -101,20 +102,24 @@ def shifted_exp_rows(Yt, beta, amax, ratio, bounds, d2_scratch, w_scratch, cbuf,
         cbuf[c, lo:] = 0.0
         for i in range(lo, hi):
             m = n - i - 1
-            _row_d2(Yt, i, d2)
             bi = beta[i] if scaled else 1.0
             ai = amax[i]
-            at = amax[i + 1:]
-            cb = cbuf[c, i + 1:]
-            if by_ratio:  # loops of few arrays: LLVM's runtime overlap checks stay few
-                for j in range(m):
-                    w[j] = exp1(-d2[j] - min(ai, at[j]))
-                _split_pair(w, cb, ai, at, ratio, i, i + 1, m)
-            else:
-                for j in range(m):
-                    bj = beta[i + 1 + j] if scaled else 1.0
-                    w[j] = exp1(-(bi * d2[j]) - ai)
-                    cb[j] += exp1(-(bj * d2[j]) - at[j])
+            for b0 in range(0, m, BLOCK):  # blocks as mixture_sums: the row's sum after
+                bm = min(BLOCK, m - b0)
+                j0 = i + 1 + b0
+                _block_d2(Yt, i, j0, d2, bm)
+                at = amax[j0:]
+                cb = cbuf[c, j0:]
+                wb = w[b0:]
+                if by_ratio:  # loops of few arrays: LLVM's runtime overlap checks stay few
+                    for j in range(bm):
+                        wb[j] = exp1(-d2[j] - min(ai, at[j]))
+                    _split_pair(wb, cb, ai, at, ratio, i, j0, bm)
+                else:
+                    for j in range(bm):
+                        bj = beta[j0 + j] if scaled else 1.0
+                        wb[j] = exp1(-(bi * d2[j]) - ai)
+                        cb[j] += exp1(-(bj * d2[j]) - at[j])
             cbuf[c, i] += pairwise_sum(w, m)
     reduce_chunks(bounds, np.empty((0, 0, 0)), cbuf, False, True, np.empty((0, 0)), out)
 

@@ -143,8 +143,8 @@ def evaluate_mixture(form, state, X, Y, f, ws, *, cost, grad):
     sums = np.empty(n)
     # without precisions, a pair's second exponential is its first times a per-point ratio
     fast = by_row and not beta.size
-    nk.shifted_exp_rows(Yt, beta, amax, exp_ratios(amax) if fast else np.empty((0, 0)), bounds,
-                        d2, ws("qa", ch, n), ws("cbuf", ch, n), sums)
+    nk.shifted_exp_rows(Yt, beta, amax, exp_ratios(amax) if fast else np.empty((0, 0)),
+                        not by_row, bounds, d2, ws("qa", ch, n), ws("cbuf", ch, n), sums)
     logz = np.log(sums) + amax if by_row else np.full(n, np.log(sums.sum()) + amax[0])
     ratio = exp_ratios(logz) if fast else np.empty((0, 0))
     # the per-point sums A (the cost's P term) and B = sum q L (the reverse KL's), and the forces of

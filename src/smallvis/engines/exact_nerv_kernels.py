@@ -86,8 +86,10 @@ def row_min_d2(Yt, bounds, d2_scratch, mbuf, out):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def shifted_exp_rows(Yt, beta, amax, ratio, bounds, d2_scratch, w_scratch, cbuf, out):
-    """``out[i] = sum_{j != i} exp(-beta_i d2_ij - amax_i)`` (``beta``: (n,) or empty for 1).
+def shifted_exp_rows(Yt, beta, amax, ratio, one_shift, bounds, d2_scratch, w_scratch, cbuf,
+                     out):
+    """``out[i] = sum_{j != i} exp(-beta_i d2_ij - amax_i)`` (``beta``: (n,) or empty for 1;
+    ``one_shift``: no ``beta`` and every ``amax`` the same, so one ``exp`` per pair).
     ``ratio``: empty, or without ``beta`` (2, n) per-point factors ``(e^(amax_i - r),
     e^(r - amax_i))`` for a reference ``r`` (:func:`.exact_nerv.exp_ratios`): the exponential
     of a pair's direction with the smaller exponent is then that of the other times
@@ -115,6 +117,11 @@ def shifted_exp_rows(Yt, beta, amax, ratio, bounds, d2_scratch, w_scratch, cbuf,
                     for j in range(bm):
                         wb[j] = exp1(-d2[j] - min(ai, at[j]))
                     _split_pair(wb, cb, ai, at, ratio, i, j0, bm)
+                elif one_shift:  # both directions' exponentials are the same number
+                    for j in range(bm):
+                        wb[j] = exp1(-d2[j] - ai)
+                    for j in range(bm):
+                        cb[j] += wb[j]
                 else:
                     for j in range(bm):
                         bj = beta[j0 + j] if scaled else 1.0

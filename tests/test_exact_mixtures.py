@@ -88,6 +88,7 @@ def test_nearest_d2_leaves_what_it_does_not_serve_to_the_pass():
     Y[3, 1] = np.nan
     assert exact_nerv.nearest_d2(Y) is None
     assert exact_nerv.nearest_d2(np.zeros((200, 2))) is None  # every row ties: a pass is cheaper
+    assert exact_nerv.nearest_d2(rng.normal(scale=1e200, size=(50, 2))) is None  # d2 overflows
 
 
 def test_engine_fits_match_with_and_without_the_tree(X60, monkeypatch):

@@ -57,8 +57,8 @@ def nearest_d2(Y):
     pair (:func:`.exact_nerv_kernels.row_min_d2`), from a k-d tree's nearest neighbours: each
     candidate's ``d2`` is recomputed as the kernels do (``sum_d (y_id - y_jd)^2`` in order), and
     every point within a relative 1e-9 of the tree's nearest distance is a candidate. ``None``
-    where the tree does not serve (more than :data:`TREE_DIMS` dimensions, non-finite coordinates,
-    fewer than two points, or more than :data:`TREE_TIES` candidates per point)."""
+    where the tree does not serve (more than :data:`TREE_DIMS` dimensions, non-finite coordinates or
+    distances, fewer than two points, or more than :data:`TREE_TIES` candidates per point)."""
     from scipy.spatial import cKDTree
 
     n, k = Y.shape
@@ -66,6 +66,8 @@ def nearest_d2(Y):
         return None
     tree = cKDTree(Y)
     dist, idx = tree.query(Y, k=min(TREE_NEIGHBOURS, n))
+    if not (idx < n).all():  # a neighbour not found (distances beyond the float range)
+        return None
     rows = np.arange(n)[:, None]
     own = idx == rows
     dist[own] = np.inf

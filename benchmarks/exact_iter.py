@@ -102,6 +102,10 @@ def _time_kernels() -> dict:
         for attr, fn in list(vars(mod).items()):
             if getattr(getattr(fn, "targetoptions", None), "get", lambda k: None)("parallel"):
                 setattr(mod, attr, wrap(attr, fn))
+    # the NeRV / JSE row minima from a k-d tree (numpy and scipy, not a kernel)
+    from smallvis.engines import exact_nerv
+    if hasattr(exact_nerv, "nearest_d2"):
+        exact_nerv.nearest_d2 = wrap("nearest_d2", exact_nerv.nearest_d2)
     return calls
 
 

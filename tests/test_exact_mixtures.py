@@ -52,3 +52,80 @@ def test_one_exponential_per_pair_matches_two_and_dense(X60, spec, scale, monkey
     assert_same(two, one, rtol=1e-12)
     assert_same(dense, one)
     assert_same(dense, two)
+
+
+def _pass_minima(Y):
+    from smallvis.engines import exact_nerv_kernels as nk
+    from smallvis.engines.exact_kernels import chunk_bounds
+
+    n = Y.shape[0]
+    bounds = chunk_bounds(n)
+    chunks = bounds.shape[0] - 1
+    out = np.empty(n)
+    nk.row_min_d2(np.ascontiguousarray(Y.T), bounds, np.empty((chunks, n)), np.empty((chunks, n)),
+                  out)
+    return out
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_nearest_d2_is_the_pass_bit_for_bit(k):
+    """The k-d tree's row minima are the pass's, bit for bit: spread points, points on a lattice
+    (many equal distances) and duplicated points (ties at 0, more than the neighbours asked for)."""
+    rng = np.random.default_rng(7)
+    spread = rng.normal(scale=30.0, size=(300, k))
+    lattice = np.stack(np.meshgrid(*[np.arange(7.0)] * k), axis=-1).reshape(-1, k)[:300] * 0.1
+    dup = np.concatenate([spread[:100], np.repeat(spread[100:101], 9, axis=0), spread[150:]])
+    for Y in (spread, lattice, dup, spread[:2]):
+        got = exact_nerv.nearest_d2(Y)
+        assert got is not None
+        np.testing.assert_array_equal(got, _pass_minima(Y))
+
+
+def test_nearest_d2_leaves_what_it_does_not_serve_to_the_pass():
+    rng = np.random.default_rng(8)
+    assert exact_nerv.nearest_d2(rng.normal(size=(50, 4))) is None  # too many dimensions
+    Y = rng.normal(size=(50, 2))
+    Y[3, 1] = np.nan
+    assert exact_nerv.nearest_d2(Y) is None
+    assert exact_nerv.nearest_d2(np.zeros((200, 2))) is None  # every row ties: a pass is cheaper
+    assert exact_nerv.nearest_d2(rng.normal(scale=1e200, size=(50, 2))) is None  # d2 overflows
+
+
+def test_engine_fits_match_with_and_without_the_tree(X60, monkeypatch):
+    """The engine's numbers do not depend on where the row minima come from."""
+    method = build_method("nerv", perplexity=10)
+    state = method.prepare(InputData(X60))
+    Y = np.random.default_rng(4).normal(scale=2.0, size=(60, 2))
+    tree = ExactEngine().evaluate(method, state, Y, 1.0)
+    monkeypatch.setattr(exact_nerv, "TREE_DIMS", 0)
+    passed = ExactEngine().evaluate(method, state, Y, 1.0)
+    np.testing.assert_array_equal(tree[0], passed[0])
+    np.testing.assert_array_equal(tree[1], passed[1])
+
+
+@pytest.mark.parametrize("spec", ["nerv", "snerv", "bnerv", "jse"])
+def test_rows_longer_than_a_block_match_dense_with_any_thread_count(spec):
+    """Rows of more than one block (exact_nerv_kernels.BLOCK pairs): the dense engine's numbers,
+    and the same bits with one thread as with all."""
+    import numba
+
+    from smallvis.engines import exact_nerv_kernels as nk
+
+    n = nk.BLOCK * 2 + 37
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(n, 5))
+    X[: n // 2] += 4.0
+    method = build_method(spec, perplexity=15)
+    state = method.prepare(InputData(X))
+    Y = rng.normal(scale=3.0, size=(n, 2))
+    dense = DenseEngine().evaluate(method, state, Y, 2.0)
+    exact = ExactEngine().evaluate(method, state, Y, 2.0)
+    assert_same(dense, exact)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = ExactEngine().evaluate(method, state, Y, 2.0)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(one[0], exact[0])
+    np.testing.assert_array_equal(one[1], exact[1])

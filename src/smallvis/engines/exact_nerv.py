@@ -5,10 +5,12 @@ with nothing (n, n) beyond P (kernels: :mod:`.exact_nerv_kernels`).
 Q is Gaussian and normalised by a log-sum-exp, as the dense engine's
 :func:`~smallvis.methods.elementwise.gaussian_probabilities`: the row minima of ``d2`` give each
 row's (or the matrix's) largest exponent ``a_max``, then ``log Z = log sum exp(a - a_max) + a_max``,
-so rows whose output distances are all large stay exact. The reverse KL's shift (per row, or its
-sum over the matrix) enters every pair's stiffness; the pass that sums it also gives the forces of
-the rest of the stiffness, and the shift's part comes after (:mod:`.exact_nerv_kernels`): four
-passes with the gradient and a row-normalised Q, three otherwise.
+so rows whose output distances are all large stay exact; in up to :data:`TREE_DIMS` dimensions
+the row minima come from a k-d tree's nearest neighbours (:func:`nearest_d2`, the same bits as the
+pass over every pair, which remains for the rest). The reverse KL's shift (per row, or its sum over
+the matrix) enters every pair's stiffness; the pass that sums it also gives the forces of the rest
+of the stiffness, and the shift's part comes after (:mod:`.exact_nerv_kernels`): three passes
+over every pair with the gradient and a row-normalised Q, two otherwise.
 """
 
 from __future__ import annotations
@@ -18,6 +20,12 @@ import numpy as np
 from . import exact_nerv_kernels as nk
 
 DIVERGENCES = {"nerv": nk.NERV, "jse": nk.JSE}
+# the output dimensions up to which the row minima come from a k-d tree (nearest_d2), not a pass
+TREE_DIMS = 3
+# a k-d tree's nearest neighbours per point checked exactly; rows with more ties than that take
+# every point within the tolerance, unless those are more than TREE_TIES per point in all (many
+# equal points: the pass over every pair is taken)
+TREE_NEIGHBOURS, TREE_TIES = 4, 8
 # the widest range of per-point exponents whose pair ratios are taken as products of per-point
 # factors (exp_ratios): factors within e^(+-300), and an exponential that underflows (below
 # e^-708) hides only terms below e^-100 times the row's largest (Q's floor, eps, is above)
@@ -42,6 +50,51 @@ def exp_ratios(a, span=None):
     up = np.exp(h) * (1.0 + e)
     down = np.exp(-h) * (1.0 - e)
     return np.stack([up, down])
+
+
+def nearest_d2(Y):
+    """``(n,)``: each point's smallest ``d2`` to another point, the same bits as the pass over every
+    pair (:func:`.exact_nerv_kernels.row_min_d2`), from a k-d tree's nearest neighbours: each
+    candidate's ``d2`` is recomputed as the kernels do (``sum_d (y_id - y_jd)^2`` in order), and
+    every point within a relative 1e-9 of the tree's nearest distance is a candidate. ``None``
+    where the tree does not serve (more than :data:`TREE_DIMS` dimensions, non-finite coordinates or
+    distances, fewer than two points, or more than :data:`TREE_TIES` candidates per point)."""
+    from scipy.spatial import cKDTree
+
+    n, k = Y.shape
+    if k > TREE_DIMS or n < 2 or not np.isfinite(Y).all():
+        return None
+    tree = cKDTree(Y)
+    dist, idx = tree.query(Y, k=min(TREE_NEIGHBOURS, n))
+    if not (idx < n).all():  # a neighbour not found (distances beyond the float range)
+        return None
+    rows = np.arange(n)[:, None]
+    own = idx == rows
+    dist[own] = np.inf
+    tol = dist.min(axis=1) * (1.0 + 1e-9) + 1e-300
+    lo, hi = np.minimum(idx, rows), np.maximum(idx, rows)
+    out = np.where(own, np.inf, _pair_d2(Y, lo, hi)).min(axis=1)
+    # rows whose last neighbour ties with the nearest: every point within the tolerance
+    scan = np.flatnonzero(dist[:, -1] <= tol)
+    if scan.size:
+        counts = tree.query_ball_point(Y[scan], tol[scan], return_length=True)
+        if counts.sum() > TREE_TIES * n:
+            return None
+        for i, near in zip(scan, tree.query_ball_point(Y[scan], tol[scan])):
+            near = np.asarray(near, dtype=np.intp)
+            near = near[near != i]
+            out[i] = _pair_d2(Y, np.minimum(near, i), np.maximum(near, i)).min()
+    return out
+
+
+def _pair_d2(Y, lo, hi):
+    """``d2`` of the pairs ``(lo, hi)`` (index arrays) as the kernels compute it: ``sum_d (y_lo,d -
+    y_hi,d)^2`` in order (the same bits whichever point comes first)."""
+    d2 = np.zeros(lo.shape)
+    for d in range(Y.shape[1]):
+        diff = Y[lo, d] - Y[hi, d]
+        d2 += diff * diff
+    return d2
 
 
 def mixture_plan(method, state, form, n):
@@ -79,9 +132,12 @@ def evaluate_mixture(form, state, X, Y, f, ws, *, cost, grad):
     by_row = form.normalisation == "row"
     Yt = np.ascontiguousarray(np.asarray(Y, dtype=np.float64).T)
     d2 = ws("d2", ch, n)
-    # log Z: the largest exponent -beta_i min_j d2_ij per row (or over the matrix), then the sums
-    dmin = np.empty(n)
-    nk.row_min_d2(Yt, bounds, d2, ws("cbuf", ch, n), dmin)
+    # log Z: the largest exponent -beta_i min_j d2_ij per row (or over the matrix; the minima from
+    # a k-d tree in few dimensions, else a pass), then the sums
+    dmin = nearest_d2(np.asarray(Y, dtype=np.float64))
+    if dmin is None:
+        dmin = np.empty(n)
+        nk.row_min_d2(Yt, bounds, d2, ws("cbuf", ch, n), dmin)
     if by_row:
         amax = -(beta * dmin) if beta.size else -dmin
     else:
@@ -89,8 +145,8 @@ def evaluate_mixture(form, state, X, Y, f, ws, *, cost, grad):
     sums = np.empty(n)
     # without precisions, a pair's second exponential is its first times a per-point ratio
     fast = by_row and not beta.size
-    nk.shifted_exp_rows(Yt, beta, amax, exp_ratios(amax) if fast else np.empty((0, 0)), bounds,
-                        d2, ws("qa", ch, n), ws("cbuf", ch, n), sums)
+    nk.shifted_exp_rows(Yt, beta, amax, exp_ratios(amax) if fast else np.empty((0, 0)),
+                        not by_row, bounds, d2, ws("qa", ch, n), ws("cbuf", ch, n), sums)
     logz = np.log(sums) + amax if by_row else np.full(n, np.log(sums.sum()) + amax[0])
     ratio = exp_ratios(logz) if fast else np.empty((0, 0))
     # the per-point sums A (the cost's P term) and B = sum q L (the reverse KL's), and the forces of
@@ -103,7 +159,8 @@ def evaluate_mixture(form, state, X, Y, f, ws, *, cost, grad):
     G = np.empty((n, 2 * k if sym else k)) if grad else np.empty((0, 0))
     nk.mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, ratio, sym, by_row, bounds, bool(cost),
                     bool(grad), *scratch, ws("cbuf", ch, n), ws("cbuf2", ch, n),
-                    ws("gbuf2" if sym else "gbuf", ch, G.shape[1], n), A, B, G)
+                    ws("gbuf2" if sym else "gbuf", ch, G.shape[1], n),
+                    ws("fbuf2" if sym else "fbuf", ch, G.shape[1], n), A, B, G)
     shift = -B if div == nk.NERV else B
     pcost = None
     if cost:
@@ -122,6 +179,7 @@ def evaluate_mixture(form, state, X, Y, f, ws, *, cost, grad):
     cs = 2.0 * coef * (beta * shift if beta.size else shift)
     G2 = np.empty((n, k))
     nk.shift_forces(Yt, beta, logz, ratio, eps, cs, bounds, ws("d2", ch, n), ws("qa", ch, n),
-                    ws("qb", ch, n), ws("ka", ch, n), ws("la", ch, n), ws("gbuf", ch, k, n), G2)
+                    ws("qb", ch, n), ws("ka", ch, n), ws("la", ch, n), ws("gbuf", ch, k, n),
+                    ws("fbuf", ch, k, n), G2)
     G += G2
     return pcost, G

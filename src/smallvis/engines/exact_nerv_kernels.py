@@ -26,8 +26,12 @@ also gives the forces of the rest, and those of the shift's part come after it, 
 one number, as that number times the forces of ``q`` from the same pass. Passes, each visiting
 every unordered pair once in the fixed chunks of :mod:`.exact_kernels` (per-chunk buffers, added in
 chunk order: the same bits for any number of threads): the row minima of ``d2`` (the
-log-sum-exp's shift), the shifted row sums of ``exp(-beta_i d2)``, the sums ``A`` and ``B`` with
-the forces of the stiffness without the shift, then (row-normalised Q) the shift's forces.
+log-sum-exp's shift; in few dimensions :func:`.exact_nerv.nearest_d2` instead), the shifted row
+sums of ``exp(-beta_i d2)``, the sums ``A`` and ``B`` with the forces of the stiffness without the
+shift, then (row-normalised Q) the shift's forces. The last two take each row's pairs in blocks of
+:data:`BLOCK`, every step of a block before the next block (the steps' arrays stay in cache), and
+sum the row's terms over the whole row after: the numbers do not depend on the block size (the
+shifted sums' pass goes in blocks too).
 
 A row-normalised Q without precisions (nerv, rsrnerv, jse, rsrjse) evaluates one ``exp`` per pair
 where both directions differ only in their row's shift: the direction with the larger exponent
@@ -46,9 +50,12 @@ from numba import prange
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
 from .._util.vmath import exp1, log1, log1p1
-from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
+from .exact_kernels import _row_d2, clear_chunk, reduce_chunks
 
 NERV, JSE = 0, 1
+# pairs per block of a row in the passes that take many steps per pair: every step's arrays of one
+# block stay in the first levels of cache
+BLOCK = 512
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
@@ -79,8 +86,10 @@ def row_min_d2(Yt, bounds, d2_scratch, mbuf, out):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def shifted_exp_rows(Yt, beta, amax, ratio, bounds, d2_scratch, w_scratch, cbuf, out):
-    """``out[i] = sum_{j != i} exp(-beta_i d2_ij - amax_i)`` (``beta``: (n,) or empty for 1).
+def shifted_exp_rows(Yt, beta, amax, ratio, one_shift, bounds, d2_scratch, w_scratch, cbuf,
+                     out):
+    """``out[i] = sum_{j != i} exp(-beta_i d2_ij - amax_i)`` (``beta``: (n,) or empty for 1;
+    ``one_shift``: no ``beta`` and every ``amax`` the same, so one ``exp`` per pair).
     ``ratio``: empty, or without ``beta`` (2, n) per-point factors ``(e^(amax_i - r),
     e^(r - amax_i))`` for a reference ``r`` (:func:`.exact_nerv.exp_ratios`): the exponential
     of a pair's direction with the smaller exponent is then that of the other times
@@ -95,20 +104,29 @@ def shifted_exp_rows(Yt, beta, amax, ratio, bounds, d2_scratch, w_scratch, cbuf,
         cbuf[c, lo:] = 0.0
         for i in range(lo, hi):
             m = n - i - 1
-            _row_d2(Yt, i, d2)
             bi = beta[i] if scaled else 1.0
             ai = amax[i]
-            at = amax[i + 1:]
-            cb = cbuf[c, i + 1:]
-            if by_ratio:  # loops of few arrays: LLVM's runtime overlap checks stay few
-                for j in range(m):
-                    w[j] = exp1(-d2[j] - min(ai, at[j]))
-                _split_pair(w, cb, ai, at, ratio, i, m)
-            else:
-                for j in range(m):
-                    bj = beta[i + 1 + j] if scaled else 1.0
-                    w[j] = exp1(-(bi * d2[j]) - ai)
-                    cb[j] += exp1(-(bj * d2[j]) - at[j])
+            for b0 in range(0, m, BLOCK):  # blocks as mixture_sums: the row's sum after
+                bm = min(BLOCK, m - b0)
+                j0 = i + 1 + b0
+                _block_d2(Yt, i, j0, d2, bm)
+                at = amax[j0:]
+                cb = cbuf[c, j0:]
+                wb = w[b0:]
+                if by_ratio:  # loops of few arrays: LLVM's runtime overlap checks stay few
+                    for j in range(bm):
+                        wb[j] = exp1(-d2[j] - min(ai, at[j]))
+                    _split_pair(wb, cb, ai, at, ratio, i, j0, bm)
+                elif one_shift:  # both directions' exponentials are the same number
+                    for j in range(bm):
+                        wb[j] = exp1(-d2[j] - ai)
+                    for j in range(bm):
+                        cb[j] += wb[j]
+                else:
+                    for j in range(bm):
+                        bj = beta[j0 + j] if scaled else 1.0
+                        wb[j] = exp1(-(bi * d2[j]) - ai)
+                        cb[j] += exp1(-(bj * d2[j]) - at[j])
             cbuf[c, i] += pairwise_sum(w, m)
     reduce_chunks(bounds, np.empty((0, 0, 0)), cbuf, False, True, np.empty((0, 0)), out)
 
@@ -129,13 +147,13 @@ def _row_log_q(d2, beta, scaled, logz, per_pair, log_eps, lq, q, m):
 
 
 @njit(cache=True, error_model="numpy")
-def _split_pair(u, other, ai, at, ratio, i, m):
+def _split_pair(u, other, ai, at, ratio, i, j0, m):
     """Given ``u[j]`` the exponential of a pair's larger exponent (the direction whose row shift
-    ``a`` is smaller), ``u[j]`` becomes that of direction ``i -> j`` and ``other[j] +=`` that of
-    ``j -> i``: the smaller one is ``u`` times ``e^(a_i - a_j)`` or ``e^(a_j - a_i)`` (at most 1),
-    a product of ``ratio``'s factors (:func:`.exact_nerv.exp_ratios`)."""
+    ``a`` is smaller), ``u[j]`` becomes that of direction ``i -> j0 + j`` and ``other[j] +=`` that
+    of ``j0 + j -> i``: the smaller one is ``u`` times ``e^(a_i - a_j)`` or ``e^(a_j - a_i)`` (at
+    most 1), a product of ``ratio``'s factors (:func:`.exact_nerv.exp_ratios`)."""
     fi, inv_i = ratio[0, i], ratio[1, i]
-    ft, inv = ratio[0, i + 1:], ratio[1, i + 1:]
+    ft, inv = ratio[0, j0:], ratio[1, j0:]
     for j in range(m):
         a_big = ai <= at[j]
         uj = u[j]
@@ -145,14 +163,15 @@ def _split_pair(u, other, ai, at, ratio, i, m):
 
 
 @njit(cache=True, error_model="numpy")
-def _row_log_q_both(d2, logz, ratio, i, log_eps, la, qa, lb, qb, m):
-    """:func:`_row_log_q` of both directions of row ``i``'s pairs without precisions, one ``exp``
+def _row_log_q_both(d2, logz, ratio, i, j0, log_eps, la, qa, lb, qb, m):
+    """:func:`_row_log_q` of both directions of the pairs of ``i`` with ``j0 + j`` for ``j < m``
+    (``d2[j]`` their ``d2``) without precisions, one ``exp``
     per pair (:func:`_split_pair`; the exponent of the larger direction is read back from ``la``
     and ``lb``: where both sit on the floor, so do both ``q``); ``q_eps = exp(log eps)``, the
     floor."""
     q_eps = exp1(log_eps)
     lzi = logz[i]
-    lzt = logz[i + 1:]
+    lzt = logz[j0:]
     for j in range(m):
         x = d2[j]
         va = -x - lzi
@@ -162,7 +181,7 @@ def _row_log_q_both(d2, logz, ratio, i, log_eps, la, qa, lb, qb, m):
     for j in range(m):
         qa[j] = exp1(max(la[j], lb[j]))
         qb[j] = 0.0
-    _split_pair(qa, qb, lzi, lzt, ratio, i, m)
+    _split_pair(qa, qb, lzi, lzt, ratio, i, j0, m)
     for j in range(m):
         qa[j] = max(qa[j], q_eps)
         qb[j] = max(qb[j], q_eps)
@@ -205,33 +224,60 @@ def _row_log_ratio(div, w, f, eps, log_eps, prow, q, L, A, m, want_a):
 
 
 @njit(cache=True, error_model="numpy")
-def _row_pairs(P, PT, Yt, i, div, w, f, eps, log_eps, beta, logz, ratio, sym, d2, qa, la, qb, lb,
-               ta, tb, want_a):
-    """``d2``, then ``q`` and ``L`` of row ``i``'s pairs in both directions (``qa``, ``la``: i to
-    j; ``qb``, ``lb``: j to i; ``ta``, ``tb``: their ``A`` terms with ``want_a``). With ``sym``
-    (matrix-normalised Q, P symmetric) the second direction is the first: only ``qa, la, ta`` are
-    written. ``PT``: P's transpose, C-ordered (its rows are P's columns), or an empty (0, 0) array
-    (P's columns read with a stride). ``ratio``: empty, or (2, n) (:func:`.exact_nerv.exp_ratios` of
-    ``log Z``; no ``beta``): ``q`` of the second direction from that of the first
-    (:func:`_row_log_q_both`)."""
+def _block_d2(Yt, i, j0, d2, m):
+    """``d2[j] = |y_i - y_(j0 + j)|^2`` for ``j < m`` (as :func:`.exact_kernels._row_d2`)."""
+    for j in range(m):
+        d2[j] = 0.0
+    for d in range(Yt.shape[0]):
+        yi = Yt[d, i]
+        yd = Yt[d, j0:]
+        for j in range(m):
+            diff = yi - yd[j]
+            d2[j] += diff * diff
+
+
+@njit(cache=True, error_model="numpy")
+def _block_forces(Yt, i, j0, kk, gb, t, m):
+    """``t[d, j] = kk[j] (y_id - y_(j0+j)d)`` and ``gb[d, j0 + j] -= t[d, j]`` for ``j < m`` (the
+    row's terms, summed with :func:`pairwise_sum` once every block is done)."""
+    for d in range(Yt.shape[0]):
+        yi = Yt[d, i]
+        yd = Yt[d, j0:]
+        g = gb[d, j0:]
+        td = t[d]
+        for j in range(m):
+            tj = kk[j] * (yi - yd[j])
+            td[j] = tj
+            g[j] -= tj
+
+
+@njit(cache=True, error_model="numpy")
+def _block_pairs(P, PT, Yt, i, j0, div, w, f, eps, log_eps, beta, logz, ratio, sym, d2, qa, la,
+                 qb, lb, ta, tb, want_a, m):
+    """``d2``, then ``q`` and ``L`` of the pairs of ``i`` with ``j0 + j`` (``j < m``) in both
+    directions (``qa``, ``la``: i to j; ``qb``, ``lb``: j to i; ``ta``, ``tb``: their ``A`` terms
+    with ``want_a``). With ``sym`` (matrix-normalised Q, P symmetric) the second direction is the
+    first: only ``qa, la, ta`` are written. ``PT``: P's transpose, C-ordered (its rows are P's
+    columns), or an empty (0, 0) array (P's columns read with a stride). ``ratio``: empty, or (2, n)
+    (:func:`.exact_nerv.exp_ratios` of ``log Z``; no ``beta``): ``q`` of the second direction from
+    that of the first (:func:`_row_log_q_both`)."""
     n = Yt.shape[1]
-    m = n - i - 1
     scaled = beta.shape[0] > 0
-    _row_d2(Yt, i, d2)
+    _block_d2(Yt, i, j0, d2, m)
     if ratio.shape[0] == 2 and not sym:
-        _row_log_q_both(d2, logz, ratio, i, log_eps, la, qa, lb, qb, m)
+        _row_log_q_both(d2, logz, ratio, i, j0, log_eps, la, qa, lb, qb, m)
     else:
         _row_log_q(d2, beta[i:i + 1] if scaled else beta, scaled, logz[i:i + 1], False, log_eps,
                    la, qa, m)
-    _row_log_ratio(div, w, f, eps, log_eps, P[i, i + 1:], qa, la, ta, m, want_a)
+    _row_log_ratio(div, w, f, eps, log_eps, P[i, j0:], qa, la, ta, m, want_a)
     if not sym:
         if ratio.shape[0] != 2:
-            _row_log_q(d2, beta[i + 1:] if scaled else beta, scaled, logz[i + 1:], True,
+            _row_log_q(d2, beta[j0:] if scaled else beta, scaled, logz[j0:], True,
                        log_eps, lb, qb, m)
         if PT.shape[0] == n:
-            _row_log_ratio(div, w, f, eps, log_eps, PT[i, i + 1:], qb, lb, tb, m, want_a)
+            _row_log_ratio(div, w, f, eps, log_eps, PT[i, j0:], qb, lb, tb, m, want_a)
         else:
-            _row_log_ratio(div, w, f, eps, log_eps, P[i + 1:, i], qb, lb, tb, m, want_a)
+            _row_log_ratio(div, w, f, eps, log_eps, P[j0:, i], qb, lb, tb, m, want_a)
 
 
 @njit(cache=True, error_model="numpy")
@@ -255,15 +301,17 @@ def _row_stiffness(div, w, f, eps, prow, q, L, k, m):
 def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, ratio, sym, by_row, bounds, want_a,
                  want_grad,
                  d2_scratch, qa_scratch, la_scratch, qb_scratch, lb_scratch, ta_scratch, tb_scratch,
-                 ka_scratch, kb_scratch, abuf, bbuf, gbuf, A, B, G):
+                 ka_scratch, kb_scratch, abuf, bbuf, gbuf, fbuf, A, B, G):
     """Per-point sums ``A`` (with ``want_a``) and ``B`` (module docstring): by rows (``by_row``: a
     pair's ``i -> j`` terms go to i) or by columns (to j); with ``want_grad``, ``G`` the forces
     of the stiffness without the shift: ``(n, k)``, ``K_ij = 2 (beta_i k_ij + beta_j k_ji)``, or
     with ``sym`` ``(n, 2k)``: those of ``4 k_ij`` and, in the last k columns, those of ``q_ij``
     (what the shift multiplies). ``PT``: P's C-ordered transpose or empty
-    (:func:`_row_pairs`). ``beta`` (n,) or empty; ``logz`` (n,); ``ratio``: as
-    :func:`_row_pairs`; scratch ``*_scratch``,
-    ``abuf``, ``bbuf``: (chunks, n); ``gbuf`` (chunks, G's columns, n)."""
+    (:func:`_block_pairs`). ``beta`` (n,) or empty; ``logz`` (n,); ``ratio``: as
+    :func:`_block_pairs`; scratch ``*_scratch``, ``abuf``, ``bbuf``: (chunks, n); ``gbuf`` and
+    ``fbuf`` (the forces' terms) (chunks, G's columns, n). Each row's pairs go in blocks of
+    :data:`BLOCK` through every step (the block's values stay in cache); the row's sums are taken
+    over the whole row after its last block."""
     k, n = Yt.shape
     chunks = bounds.shape[0] - 1
     log_eps = math.log(eps)
@@ -271,46 +319,55 @@ def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, ratio, sym, by_row, boun
     nf = 2 * k if sym else k
     for c in prange(chunks):
         lo, hi = bounds[c], bounds[c + 1]
-        d2, ta, tb = d2_scratch[c], ta_scratch[c], tb_scratch[c]
-        qa, la, qb, lb = qa_scratch[c], la_scratch[c], qb_scratch[c], lb_scratch[c]
-        ka, kb = ka_scratch[c], kb_scratch[c]
+        d2r, tar, tbr = d2_scratch[c], ta_scratch[c], tb_scratch[c]
+        qar, lar, qbr, lbr = qa_scratch[c], la_scratch[c], qb_scratch[c], lb_scratch[c]
+        kar, kbr, ft = ka_scratch[c], kb_scratch[c], fbuf[c]
         clear_chunk(np.empty((0, 0, 0)), abuf, c, lo, 0, False, want_a)
         clear_chunk(gbuf, bbuf, c, lo, nf, want_grad, True)
         for i in range(lo, hi):
             m = n - i - 1
-            _row_pairs(P, PT, Yt, i, div, w, f, eps, log_eps, beta, logz, ratio, sym, d2, qa, la,
-                       qb, lb, ta, tb, want_a)
-            if want_grad:
-                _row_stiffness(div, w, f, eps, P[i, i + 1:], qa, la, ka, m)
-                if sym:
-                    for j in range(m):
-                        ka[j] = 4.0 * ka[j]
-                else:
-                    if PT.shape[0] == n:
-                        _row_stiffness(div, w, f, eps, PT[i, i + 1:], qb, lb, kb, m)
+            for b0 in range(0, m, BLOCK):
+                bm = min(BLOCK, m - b0)
+                j0 = i + 1 + b0
+                d2, ta, tb = d2r[b0:], tar[b0:], tbr[b0:]
+                qa, la, qb, lb, ka, kb = qar[b0:], lar[b0:], qbr[b0:], lbr[b0:], kar[b0:], kbr[b0:]
+                _block_pairs(P, PT, Yt, i, j0, div, w, f, eps, log_eps, beta, logz, ratio, sym, d2,
+                             qa, la, qb, lb, ta, tb, want_a, bm)
+                if want_grad:
+                    _row_stiffness(div, w, f, eps, P[i, j0:], qa, la, ka, bm)
+                    if sym:
+                        for j in range(bm):
+                            ka[j] = 4.0 * ka[j]
                     else:
-                        _row_stiffness(div, w, f, eps, P[i + 1:, i], qb, lb, kb, m)
-                    bi = beta[i] if scaled else 1.0
-                    for j in range(m):
-                        bj = beta[i + 1 + j] if scaled else 1.0
-                        ka[j] = 2.0 * (bi * ka[j] + bj * kb[j])
-            # own: the direction whose terms go to point i; other: to point j
-            qo, lw, to = (qa, la, ta) if by_row or sym else (qb, lb, tb)
-            qt, lt, tt = (qb, lb, tb) if by_row and not sym else (qa, la, ta)
-            ab, bb = abuf[c, i + 1:], bbuf[c, i + 1:]
-            for j in range(m):  # two loops: few arrays each, LLVM's runtime overlap checks pass
-                bb[j] += qt[j] * lt[j]
-            for j in range(m):
-                d2[j] = qo[j] * lw[j]
-            bbuf[c, i] += pairwise_sum(d2, m)
+                        if PT.shape[0] == n:
+                            _row_stiffness(div, w, f, eps, PT[i, j0:], qb, lb, kb, bm)
+                        else:
+                            _row_stiffness(div, w, f, eps, P[j0:, i], qb, lb, kb, bm)
+                        bi = beta[i] if scaled else 1.0
+                        for j in range(bm):
+                            bj = beta[j0 + j] if scaled else 1.0
+                            ka[j] = 2.0 * (bi * ka[j] + bj * kb[j])
+                # own: the direction whose terms go to point i; other: to point j
+                qo, lw = (qa, la) if by_row or sym else (qb, lb)
+                qt, lt, tt = (qb, lb, tb) if by_row and not sym else (qa, la, ta)
+                ab, bb = abuf[c, j0:], bbuf[c, j0:]
+                for j in range(bm):  # loops of few arrays: LLVM's runtime overlap checks pass
+                    bb[j] += qt[j] * lt[j]
+                for j in range(bm):  # d2 is free: the row's B terms
+                    d2[j] = qo[j] * lw[j]
+                if want_a:
+                    for j in range(bm):
+                        ab[j] += tt[j]
+                if want_grad:
+                    _block_forces(Yt, i, j0, ka, gbuf[c, :k], ft[:k, b0:], bm)
+                    if sym:
+                        _block_forces(Yt, i, j0, qa, gbuf[c, k:], ft[k:, b0:], bm)
+            bbuf[c, i] += pairwise_sum(d2r, m)
             if want_a:
-                for j in range(m):
-                    ab[j] += tt[j]
-                abuf[c, i] += pairwise_sum(to, m)
-            if want_grad:  # d2 is free: the terms' scratch
-                add_pair_forces(Yt, i, ka, gbuf[c, :k], m, d2)
-                if sym:
-                    add_pair_forces(Yt, i, qa, gbuf[c, k:], m, d2)
+                abuf[c, i] += pairwise_sum(tar if by_row or sym else tbr, m)
+            if want_grad:
+                for d in range(nf):
+                    gbuf[c, d, i] += pairwise_sum(ft[d], m)
     if want_a:
         reduce_chunks(bounds, np.empty((0, 0, 0)), abuf, False, True, np.empty((0, 0)), A)
     reduce_chunks(bounds, gbuf, bbuf, want_grad, True, G, B)
@@ -318,35 +375,43 @@ def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, ratio, sym, by_row, boun
 
 @njit(parallel=True, cache=True, error_model="numpy")
 def shift_forces(Yt, beta, logz, ratio, eps, cs, bounds, d2_scratch, qa_scratch, qb_scratch,
-                 k_scratch, l_scratch, gbuf, G):
+                 k_scratch, l_scratch, gbuf, fbuf, G):
     """``G`` (n, k): the forces of the shift's part of a row-normalised Q's stiffness,
     ``K_ij = cs_i q_ij + cs_j q_ji`` (``cs`` (n,): each row's coefficient times its shift), with
-    ``q`` as :func:`mixture_sums` (no P read; ``ratio`` as there). Scratch ``*_scratch``
-    (chunks, n); ``gbuf``: (chunks, k, n)."""
+    ``q`` as :func:`mixture_sums` (no P read; ``ratio`` as there; rows in blocks as there).
+    Scratch ``*_scratch`` (chunks, n); ``gbuf`` and ``fbuf`` (the forces' terms): (chunks, k,
+    n)."""
     k, n = Yt.shape
     chunks = bounds.shape[0] - 1
     log_eps = math.log(eps)
     scaled = beta.shape[0] > 0
     for c in prange(chunks):
         lo, hi = bounds[c], bounds[c + 1]
-        d2, qa, qb, kk = d2_scratch[c], qa_scratch[c], qb_scratch[c], k_scratch[c]
-        ll = l_scratch[c]
+        d2r, qar, qbr, kkr, llr = (d2_scratch[c], qa_scratch[c], qb_scratch[c], k_scratch[c],
+                                   l_scratch[c])
+        ft = fbuf[c]
         clear_chunk(gbuf, np.empty((0, 0)), c, lo, k, True, False)
         for i in range(lo, hi):
             m = n - i - 1
-            _row_d2(Yt, i, d2)
-            if ratio.shape[0] == 2:  # distinct arrays: LLVM's overlap checks pass
-                _row_log_q_both(d2, logz, ratio, i, log_eps, kk, qa, ll, qb, m)
-            else:
-                _row_log_q(d2, beta[i:i + 1] if scaled else beta, scaled, logz[i:i + 1], False,
-                           log_eps, kk, qa, m)
-                _row_log_q(d2, beta[i + 1:] if scaled else beta, scaled, logz[i + 1:], True,
-                           log_eps, kk, qb, m)
             ci = cs[i]
-            ct = cs[i + 1:]
-            for j in range(m):
-                kk[j] = ci * qa[j] + ct[j] * qb[j]
-            add_pair_forces(Yt, i, kk, gbuf[c], m, d2)
+            for b0 in range(0, m, BLOCK):
+                bm = min(BLOCK, m - b0)
+                j0 = i + 1 + b0
+                d2, qa, qb, kk, ll = d2r[b0:], qar[b0:], qbr[b0:], kkr[b0:], llr[b0:]
+                _block_d2(Yt, i, j0, d2, bm)
+                if ratio.shape[0] == 2:  # distinct arrays: LLVM's overlap checks pass
+                    _row_log_q_both(d2, logz, ratio, i, j0, log_eps, kk, qa, ll, qb, bm)
+                else:
+                    _row_log_q(d2, beta[i:i + 1] if scaled else beta, scaled, logz[i:i + 1],
+                               False, log_eps, kk, qa, bm)
+                    _row_log_q(d2, beta[j0:] if scaled else beta, scaled, logz[j0:], True,
+                               log_eps, kk, qb, bm)
+                ct = cs[j0:]
+                for j in range(bm):
+                    kk[j] = ci * qa[j] + ct[j] * qb[j]
+                _block_forces(Yt, i, j0, kk, gbuf[c], ft[:, b0:], bm)
+            for d in range(k):
+                gbuf[c, d, i] += pairwise_sum(ft[d], m)
     reduce_chunks(bounds, gbuf, np.empty((0, 0)), True, False, G, np.empty(0))
 
 

@@ -17,8 +17,9 @@ from numba import prange
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
 from .._util.vmath import log1, vlog
+from .csr_row_kernels import gather_row, widest_row
 from .exact_ab_kernels import (ALPHA, ALPHA0, BETA, BETA0, EPS, F, FLOOR, GENERAL, INV_Z, LAM,
-                               LAMBDA0, OB, OL, ZERO, _row_q, _vpow_part, _vpower)
+                               LAMBDA0, OB, OL, ZERO, row_q, vpow_part, vpower)
 from .output_kernel_functions import GAUSSIAN_KERNEL, power
 
 
@@ -55,9 +56,7 @@ def ab_stored(indptr, indices, data, Y, branch, wk, prm, want_cost, cc, ds, F_ou
         t0 = power(p0, a) if p0 > 0.0 else 0.0
     scale = 4.0 / b if branch == ALPHA0 else (4.0 if branch == ZERO else 4.0 / a)
     log_eps = log1(eps)
-    width = 0
-    for i in range(n):
-        width = max(width, indptr[i + 1] - indptr[i])
+    width = widest_row(indptr)
     blocks = min(CHUNKS, n)
     for blk in prange(blocks):
         d0 = np.empty(width)
@@ -69,27 +68,17 @@ def ab_stored(indptr, indices, data, Y, branch, wk, prm, want_cost, cc, ds, F_ou
         dp = np.empty(width)
         qt = np.empty(width)
         for i in range(blk * n // blocks, (blk + 1) * n // blocks):
-            lo, m = indptr[i], indptr[i + 1] - indptr[i]
-            y0 = Y[i, 0]
-            y1 = Y[i, 1] if k > 1 else 0.0
-            y2 = Y[i, 2] if k > 2 else 0.0
+            lo = indptr[i]
+            m = gather_row(indptr, indices, Y, i, d0, d1, d2, x)
             for e in range(m):
-                j = indices[lo + e]
-                e0 = y0 - Y[j, 0]
-                e1 = y1 - Y[j, 1] if k > 1 else 0.0
-                e2 = y2 - Y[j, 2] if k > 2 else 0.0
-                d0[e] = e0
-                d1[e] = e1
-                d2[e] = e2
-                x[e] = e0 * e0 + e1 * e1 + e2 * e2
                 p = f * data[lo + e]
-                dp[e] = p0 if j == i else (max(p, eps) if floor else p)
-            _row_q(gauss, inv_z, eps, x, g, q, m)
+                dp[e] = p0 if indices[lo + e] == i else (max(p, eps) if floor else p)
+            row_q(gauss, inv_z, eps, x, g, q, m)
             # D: the difference of P's term (0 on the diagonal, whose P is taken as p0)
             if branch == ZERO:
                 vlog(dp, dp, m)
             else:
-                _vpower(dp, e_p, m)
+                vpower(dp, e_p, m)
                 if branch == ALPHA0:
                     for e in range(m):
                         dp[e] = max(dp[e], eps)
@@ -98,7 +87,7 @@ def ab_stored(indptr, indices, data, Y, branch, wk, prm, want_cost, cc, ds, F_ou
                 dp[e] -= t0
             # the terms of q: A's difference into x, the cost's into qt
             if branch == GENERAL:
-                _vpow_part(q, b, ob != 0.0, qt, m)
+                vpow_part(q, b, ob != 0.0, qt, x, m)  # x: scratch (overwritten next)
                 for e in range(m):
                     x[e] = dp[e] * (qt[e] + ob)
                     qt[e] = -dp[e] * qt[e] / (a * b)
@@ -106,7 +95,7 @@ def ab_stored(indptr, indices, data, Y, branch, wk, prm, want_cost, cc, ds, F_ou
                 if want_cost:
                     for e in range(m):
                         qt[e] = q[e]
-                    _vpower(qt, a, m)
+                    vpower(qt, a, m)
                     vlog(qt, qt, m)
                     for e in range(m):
                         qt[e] = -dp[e] * qt[e] / (a * a)
@@ -115,7 +104,7 @@ def ab_stored(indptr, indices, data, Y, branch, wk, prm, want_cost, cc, ds, F_ou
             elif branch == LAMBDA0:
                 for e in range(m):
                     qt[e] = q[e]
-                _vpower(qt, a, m)
+                vpower(qt, a, m)
                 for e in range(m):
                     r = dp[e] / qt[e] if qt[e] > 0.0 else dp[e]
                     x[e] = r
@@ -123,7 +112,7 @@ def ab_stored(indptr, indices, data, Y, branch, wk, prm, want_cost, cc, ds, F_ou
             elif branch == ALPHA0:
                 for e in range(m):
                     qt[e] = q[e]
-                _vpower(qt, b, m)
+                vpower(qt, b, m)
                 for e in range(m):
                     v = qt[e] * dp[e]
                     x[e] = v

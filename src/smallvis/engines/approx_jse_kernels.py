@@ -17,7 +17,8 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.vmath import log1p1
-from .approx_nerv_kernels import CHUNK, TINY, _row_weights, _widest
+from .approx_nerv_kernels import CHUNK, TINY, _row_weights, store_row_stiffness
+from .csr_row_kernels import widest_row
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -50,7 +51,7 @@ def jse_rows(indptr, indices, data, tpos, Y, f, log_s, floor, kappa, eps, with_c
     q_floor = math.exp(log_eps)
     c = -math.log1p(-kappa)
     inv_kappa = 1.0 / kappa
-    width = _widest(indptr)
+    width = widest_row(indptr)
     for ch in prange((n + CHUNK - 1) // CHUNK):
         d2 = np.empty(width)
         w = np.empty(width)
@@ -92,22 +93,8 @@ def jse_rows(indptr, indices, data, tpos, Y, f, log_s, floor, kappa, eps, with_c
                 aa[t] = -u * inv_kappa
                 bb[t] = v * inv_kappa
             a = 0.0
-            fa0 = 0.0
-            fa1 = 0.0
-            fa2 = 0.0
-            fb0 = 0.0
-            fb1 = 0.0
-            fb2 = 0.0
             for t in range(m):
                 a += x[t]
-                ae = aa[t]
-                be = bb[t]
-                fa0 += ae * dx[0, t]
-                fa1 += ae * dx[1, t]
-                fa2 += ae * dx[2, t]
-                fb0 += be * dx[0, t]
-                fb1 += be * dx[1, t]
-                fb2 += be * dx[2, t]
             b = 0.0
             if with_cost:
                 for t in range(m):
@@ -119,17 +106,6 @@ def jse_rows(indptr, indices, data, tpos, Y, f, log_s, floor, kappa, eps, with_c
                     mm = kappa * p + (1.0 - kappa) * qf
                     plmp, const = _forward(p, qf, mm, kappa, eps, log_eps)
                     b += const - plmp - eps * log_eps
-            for t in range(m):
-                o = tpos[start + t]
-                AB[o, 0] = aa[t]
-                AB[o, 1] = bb[t]
             kq[i] = a
             fwd[i] = b
-            FA[i, 0] = fa0
-            FB[i, 0] = fb0
-            if k > 1:
-                FA[i, 1] = fa1
-                FB[i, 1] = fb1
-            if k > 2:
-                FA[i, 2] = fa2
-                FB[i, 2] = fb2
+            store_row_stiffness(i, start, m, aa, bb, dx, tpos, AB, FA, FB)

@@ -24,6 +24,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.vmath import exp1, log1
+from .csr_row_kernels import widest_row
 
 NO_BETA = np.empty(0)  # the kernels' beta for NeRV (every row's precision 1)
 
@@ -154,14 +155,6 @@ def log_p(data, f, eps, out):
             out[e] = log1(p if p > eps else eps)
 
 
-@njit(cache=True, error_model="numpy")
-def _widest(indptr):
-    width = 0
-    for i in range(indptr.shape[0] - 1):
-        width = max(width, indptr[i + 1] - indptr[i])
-    return width
-
-
 @njit(cache=True, error_model="numpy", inline="always")
 def _row_weights(indptr, indices, Y, i, d2, dx, w):
     """Row ``i``'s stored entries into the buffers: ``d2``, ``dx[d] = y_i - y_j`` and the weights
@@ -192,6 +185,41 @@ def _row_weights(indptr, indices, Y, i, d2, dx, w):
     return top, (top + math.log(total) if total > 0.0 else -math.inf)
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def store_row_stiffness(i, start, m, aa, bb, dx, tpos, AB, FA, FB):
+    """Row ``i``'s stiffness differences written as ``A + s B`` (``aa``, ``bb``, offsets ``dx``):
+    ``FA[i] = sum A (y_i - y_j)``, ``FB[i] = sum B (y_i - y_j)``, and each entry's ``(A, B)`` at its
+    place in P's transpose (``AB[tpos[start + t]]``, for :func:`transposed_forces`)."""
+    k = FA.shape[1]
+    fa0 = 0.0
+    fa1 = 0.0
+    fa2 = 0.0
+    fb0 = 0.0
+    fb1 = 0.0
+    fb2 = 0.0
+    for t in range(m):
+        a = aa[t]
+        b = bb[t]
+        fa0 += a * dx[0, t]
+        fa1 += a * dx[1, t]
+        fa2 += a * dx[2, t]
+        fb0 += b * dx[0, t]
+        fb1 += b * dx[1, t]
+        fb2 += b * dx[2, t]
+    for t in range(m):
+        o = tpos[start + t]
+        AB[o, 0] = aa[t]
+        AB[o, 1] = bb[t]
+    FA[i, 0] = fa0
+    FB[i, 0] = fb0
+    if k > 1:
+        FA[i, 1] = fa1
+        FB[i, 1] = fb1
+    if k > 2:
+        FA[i, 2] = fa2
+        FB[i, 2] = fb2
+
+
 @njit(parallel=True, cache=True, error_model="numpy")
 def nerv_rows(indptr, indices, data, tpos, lp, Y, f, log_s, floor, eps, lam, with_cost,
               log_norm, rev, fwd, FA, FB, AB):
@@ -206,7 +234,7 @@ def nerv_rows(indptr, indices, data, tpos, lp, Y, f, log_s, floor, eps, lam, wit
     n, k = Y.shape
     log_eps = math.log(eps)
     q_floor = math.exp(log_eps)  # qf where q is floored
-    width = _widest(indptr)
+    width = widest_row(indptr)
     for c in prange((n + CHUNK - 1) // CHUNK):
         d2 = np.empty(width)
         w = np.empty(width)
@@ -242,37 +270,12 @@ def nerv_rows(indptr, indices, data, tpos, lp, Y, f, log_s, floor, eps, lam, wit
                 bb[t] = (1.0 - lam) * (qf - q)
             r = 0.0
             wf = 0.0
-            fa0 = 0.0
-            fa1 = 0.0
-            fa2 = 0.0
-            fb0 = 0.0
-            fb1 = 0.0
-            fb2 = 0.0
             for t in range(m):
                 r += ra[t]
                 wf += ff[t]
-                a = aa[t]
-                b = bb[t]
-                fa0 += a * dx[0, t]
-                fa1 += a * dx[1, t]
-                fa2 += a * dx[2, t]
-                fb0 += b * dx[0, t]
-                fb1 += b * dx[1, t]
-                fb2 += b * dx[2, t]
-            for t in range(m):
-                o = tpos[start + t]
-                AB[o, 0] = aa[t]
-                AB[o, 1] = bb[t]
             rev[i] = r
             fwd[i] = wf if with_cost else 0.0
-            FA[i, 0] = fa0
-            FB[i, 0] = fb0
-            if k > 1:
-                FA[i, 1] = fa1
-                FB[i, 1] = fb1
-            if k > 2:
-                FA[i, 2] = fa2
-                FB[i, 2] = fb2
+            store_row_stiffness(i, start, m, aa, bb, dx, tpos, AB, FA, FB)
 
 
 @njit(parallel=True, cache=True, error_model="numpy")

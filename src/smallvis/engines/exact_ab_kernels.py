@@ -38,7 +38,7 @@ N_PARAMS = 9
 
 
 @njit(cache=True, error_model="numpy")
-def _row_q(gauss, inv_z, eps, d2, g, q, m):
+def row_q(gauss, inv_z, eps, d2, g, q, m):
     """``q[j]`` (the Gaussian floored at ``eps``, or the Student-t) and the kernel's ``g[j]``."""
     if gauss:
         for j in range(m):
@@ -53,7 +53,7 @@ def _row_q(gauss, inv_z, eps, d2, g, q, m):
 
 
 @njit(cache=True, error_model="numpy")
-def _vpower(x, e, m):
+def vpower(x, e, m):
     """``x[:m] = x[:m] ** e`` in place (:func:`.output_kernel_functions.power`'s cases, chosen
     outside the loops)."""
     if e == 1.0:
@@ -73,7 +73,7 @@ def _vpower(x, e, m):
 
 
 @njit(cache=True, error_model="numpy")
-def _vpow_part(q, x, split, out, tmp, m):
+def vpow_part(q, x, split, out, tmp, m):
     """``out[:m] = q[:m] ** x`` less the offset 1 of the expm1 form (``split``: ``expm1(x log q)``,
     ``q > 0``) or whole, the case chosen outside the loops. The expm1 form is a log pass into the
     scratch ``tmp`` then an expm1 pass from it (one loop of both, or an expm1 pass in place, does
@@ -86,7 +86,7 @@ def _vpow_part(q, x, split, out, tmp, m):
     else:
         for j in range(m):
             out[j] = q[j]
-        _vpower(out, x, m)
+        vpower(out, x, m)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -111,19 +111,19 @@ def row_ab(branch, wk, prm, xrow, d2, kk, k2, cc, m, want_cost):
     f, eps, inv_z = prm[F], prm[EPS], prm[INV_Z]
     a, b, lam = prm[ALPHA], prm[BETA], prm[LAM]
     ob, ol, floor = prm[OB], prm[OL], prm[FLOOR] != 0.0
-    _row_q(wk == GAUSSIAN_KERNEL, inv_z, eps, d2, kk, k2, m)
+    row_q(wk == GAUSSIAN_KERNEL, inv_z, eps, d2, kk, k2, m)
     if branch == GENERAL:  # c = Q^l / (a l) - P^a Q^b / (a b); A = P^a Q^b - Q^l
         # loops each of one form (the powers' cases chosen outside them), so that they vectorise:
         # Q^b's part in cc (d2 its scratch), P^a in d2, then P^a Q^b (plus P^a with the expm1
         # form of Q^b)
-        _vpow_part(k2, b, ob != 0.0, cc, d2, m)
+        vpow_part(k2, b, ob != 0.0, cc, d2, m)
         if floor:
             for j in range(m):
                 d2[j] = max(f * xrow[j], eps)
         else:
             for j in range(m):
                 d2[j] = f * xrow[j]
-        _vpower(d2, a, m)
+        vpower(d2, a, m)
         for j in range(m):
             pa = d2[j]
             pamb = pa * cc[j]

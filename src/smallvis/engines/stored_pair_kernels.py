@@ -16,6 +16,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.vmath import vlog, vpow_pos
+from .csr_row_kernels import gather_row, widest_row
 from .output_kernel_functions import (GAUSSIAN_KERNEL, HEAVY_TAILED_KERNEL, KP_A, KP_ALPHA, KP_B,
                                       KP_DOF, KP_GR_EPS, POWER_HEAVY_KERNEL, T_KERNEL, TDOF_KERNEL,
                                       UMAP_KERNEL, gaussian_grad, heavy_tailed_grad, power,
@@ -124,9 +125,7 @@ def _attraction_rows(indptr, indices, data, Y, code, kp, A):
     then the sum in the stored order. Rows are cut into ``CHUNKS`` blocks (scratch made once per
     block) whatever the thread count."""
     n, k = Y.shape
-    width = 0
-    for i in range(n):
-        width = max(width, indptr[i + 1] - indptr[i])
+    width = widest_row(indptr)
     blocks = min(CHUNKS, n)
     for blk in prange(blocks):
         d0 = np.empty(width)
@@ -135,20 +134,8 @@ def _attraction_rows(indptr, indices, data, Y, code, kp, A):
         x = np.empty(width)
         g = np.empty(width)
         for i in range(blk * n // blocks, (blk + 1) * n // blocks):
-            lo, hi = indptr[i], indptr[i + 1]
-            m = hi - lo
-            y0 = Y[i, 0]
-            y1 = Y[i, 1] if k > 1 else 0.0
-            y2 = Y[i, 2] if k > 2 else 0.0
-            for e in range(m):
-                j = indices[lo + e]
-                e0 = y0 - Y[j, 0]
-                e1 = y1 - Y[j, 1] if k > 1 else 0.0
-                e2 = y2 - Y[j, 2] if k > 2 else 0.0
-                d0[e] = e0
-                d1[e] = e1
-                d2[e] = e2
-                x[e] = e0 * e0 + e1 * e1 + e2 * e2
+            lo = indptr[i]
+            m = gather_row(indptr, indices, Y, i, d0, d1, d2, x)
             row_grads(code, kp, x, g, m)
             a0 = 0.0
             a1 = 0.0
@@ -228,9 +215,7 @@ def fdiv_stored(div, indptr, indices, data, log_p, Y, f, Z, eps, want_cost, cost
     log_eps = math.log(eps)
     log2 = math.log(2.0)
     inv_z = 1.0 / Z
-    width = 0
-    for i in range(n):
-        width = max(width, indptr[i + 1] - indptr[i])
+    width = widest_row(indptr)
     blocks = min(CHUNKS, n)
     for blk in prange(blocks):
         d0 = np.empty(width)
@@ -240,19 +225,10 @@ def fdiv_stored(div, indptr, indices, data, log_p, Y, f, Z, eps, want_cost, cost
         ls = np.empty(width)
         ms = np.empty(width)
         for i in range(blk * n // blocks, (blk + 1) * n // blocks):
-            lo, m = indptr[i], indptr[i + 1] - indptr[i]
-            y0 = Y[i, 0]
-            y1 = Y[i, 1] if k > 1 else 0.0
-            y2 = Y[i, 2] if k > 2 else 0.0
+            lo = indptr[i]
+            m = gather_row(indptr, indices, Y, i, d0, d1, d2, ws)
             for e in range(m):
-                j = indices[lo + e]
-                e0 = y0 - Y[j, 0]
-                e1 = y1 - Y[j, 1] if k > 1 else 0.0
-                e2 = y2 - Y[j, 2] if k > 2 else 0.0
-                d0[e] = e0
-                d1[e] = e1
-                d2[e] = e2
-                ws[e] = 1.0 / (1.0 + (e0 * e0 + e1 * e1 + e2 * e2))
+                ws[e] = 1.0 / (1.0 + ws[e])
             c = 0.0
             t = 0.0
             a0 = 0.0

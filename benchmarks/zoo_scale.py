@@ -193,12 +193,12 @@ def child(data: str, n: int, method: str, engine: str, iterations: int,
     warnings.simplefilter("ignore")
     X, labels = load(data, n)
     seen = _capture_evaluations() if common else {}
-    graph, start = None, {}
+    graph, begin = None, {}
     if knn_file:
         with np.load(knn_file) as f:
             graph = (f["idx"], f["dist"])
         Y0 = user_start(X, method, engine)
-        start = {} if Y0 is None else {"Y_init": Y0}
+        begin = {} if Y0 is None else {"Y_init": Y0}
     marks = {}
 
     attempts = []
@@ -215,7 +215,7 @@ def child(data: str, n: int, method: str, engine: str, iterations: int,
                        max_iter=iterations, tol=0, defaults="auto", n_threads=THREADS,
                        random_state=1, ret_extra=True, epoch=iterations,
                        epoch_callback=callback,  # one cost, at the end
-                       **run_schedule(engine), **start,
+                       **run_schedule(engine), **begin,
                        **({} if graph is None else {"metric": "precomputed"}))
     except (MemoryError, ValueError) as err:
         return {"status": f"refused: {err}"[:200], "peak_mb": round(_peak_mb())}

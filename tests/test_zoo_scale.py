@@ -60,3 +60,23 @@ def test_a_short_run_is_given_the_whole_runs_schedule():
     assert zoo.run_schedule("fft") == {"stop_lying_iter": EXAGGERATION_ITER,
                                        "mom_switch_iter": MOMENTUM_SWITCH}
     assert zoo.run_schedule("sgd") == {}
+
+
+def test_a_run_on_the_cached_graph_starts_from_the_datas_pca(tmp_path, monkeypatch):
+    import smallvis
+
+    zoo = _zoo()
+    path = zoo.neighbours("blobs", 300, str(tmp_path))
+    seen = {}
+    original = smallvis.smallvis
+
+    def spy(X, **kwargs):
+        seen.update(kwargs)
+        return original(X, **kwargs)
+
+    monkeypatch.setattr(smallvis, "smallvis", spy)
+    row = zoo.child("blobs", 300, "tasne", "fft", 3, knn_file=path)
+    assert row["status"] == "ok" and row["iterations"] == 3
+    assert seen["metric"] == "precomputed" and seen["stop_lying_iter"] == 250
+    X = zoo.load("blobs", 300)[0]
+    np.testing.assert_array_equal(seen["Y_init"], zoo.user_start(X, "tasne", "fft"))

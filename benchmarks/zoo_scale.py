@@ -9,6 +9,11 @@ Which engines serve a method comes from the catalog (``smallvis.list_methods()``
 runs only up to ``--dense-max`` points (its n x n matrices), and a run the memory guard refuses is
 recorded with its message. Each run is a fresh process (its own peak memory), with the modern
 defaults (``defaults="auto"``, the method's own step size), ``tol=0`` (no early stop) and 2 threads.
+A run of ``--iterations`` iterations is the first iterations of the modern defaults' whole run: it
+is given that run's schedule (early exaggeration and momentum 0.5 until iteration 250), not the one
+``defaults="auto"`` gives a short run. With ``--knn-cache`` each run is given the cached neighbour
+graph (``metric="precomputed"``) and, where the method's start is a PCA of the data, that start
+computed from the data: the graph alone would start it from the Laplacian eigenmap.
 Data: ``blobs`` (20 Gaussian blobs in 50-D) and ``digits`` (scikit-learn's 8x8 digits resampled with
 replacement to n points plus N(0, 0.5^2) pixel noise: the class structure of real images at any
 size, no download). One run per cell: the times are for orientation, not statistics; kNN@15 is that
@@ -89,6 +94,45 @@ def _knn15_from(graph_idx: np.ndarray, Y: np.ndarray) -> float:
     return float(np.mean([np.intersect1d(a, b).size / 15.0 for a, b in zip(inp, out)]))
 
 
+def user_start(X: np.ndarray, method: str, engine: str, k: int = 2):
+    """The start a user with the data ``X`` gets from ``defaults="auto"`` when it is computed from
+    the coordinates (the PCA starts ``pcascaled`` and ``spca``), as a matrix for a run given the
+    neighbour graph instead of ``X``; None where the start comes from the graph (the ``sgd``
+    engine's, a spectral or power start), which the graph run computes itself.
+
+    Without it a graph run (``metric="precomputed"``) starts from the normalised-Laplacian eigenmap,
+    not where a user's run starts."""
+    from smallvis.io.preprocess import pca_scores
+    from smallvis.run.init import PCASCALED_SDEV, rescale, scale_by_first_column
+    from smallvis.run.presets import resolve
+
+    given = dict.fromkeys(("Y_init", "Y_init_sdev", "perplexity", "max_iter", "eta", "opt",
+                           "exaggeration_factor", "stop_lying_iter", "mom_switch_iter",
+                           "min_cost"))
+    values = resolve("auto", method, n=X.shape[0], stochastic=engine == "sgd", given=given,
+                     method_params={}).values
+    name, sdev = values.get("Y_init"), values.get("Y_init_sdev")
+    if name not in ("pcascaled", "spca"):
+        return None
+    scores = pca_scores(X, k)
+    if name == "spca":
+        return rescale(scores, PCASCALED_SDEV if sdev is None else float(sdev))
+    return scale_by_first_column(scores, PCASCALED_SDEV if sdev is None else float(sdev))
+
+
+def run_schedule(engine: str) -> dict:
+    """The early-exaggeration and momentum schedule of the modern defaults' whole run (750
+    iterations: exaggeration and momentum 0.5 until iteration 250), given explicitly so that a run
+    of ``--iterations`` iterations is the first iterations of that run; without it a 20-iteration
+    run gets the schedule ``defaults="auto"`` gives a short run (exaggeration for a third of it).
+    Empty on the ``sgd`` engine (no such schedule)."""
+    from smallvis.run.presets import MOMENTUM_SWITCH, exaggeration_iterations
+
+    if engine == "sgd":
+        return {}
+    return {"stop_lying_iter": exaggeration_iterations(None), "mom_switch_iter": MOMENTUM_SWITCH}
+
+
 def common_layout(labels: np.ndarray, extent: float, seed: int = 0) -> np.ndarray:
     """The shared 2-D layout of ``--common-layout``: each class a Gaussian cluster (sd 1/20 of the
     circle's radius) at its place on a circle, the whole scaled to span ``extent``."""
@@ -149,10 +193,12 @@ def child(data: str, n: int, method: str, engine: str, iterations: int,
     warnings.simplefilter("ignore")
     X, labels = load(data, n)
     seen = _capture_evaluations() if common else {}
-    graph = None
+    graph, begin = None, {}
     if knn_file:
         with np.load(knn_file) as f:
             graph = (f["idx"], f["dist"])
+        Y0 = user_start(X, method, engine)
+        begin = {} if Y0 is None else {"Y_init": Y0}
     marks = {}
 
     attempts = []
@@ -169,6 +215,7 @@ def child(data: str, n: int, method: str, engine: str, iterations: int,
                        max_iter=iterations, tol=0, defaults="auto", n_threads=THREADS,
                        random_state=1, ret_extra=True, epoch=iterations,
                        epoch_callback=callback,  # one cost, at the end
+                       **run_schedule(engine), **begin,
                        **({} if graph is None else {"metric": "precomputed"}))
     except (MemoryError, ValueError) as err:
         return {"status": f"refused: {err}"[:200], "peak_mb": round(_peak_mb())}
@@ -218,8 +265,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default="zoo_scale.json")
     ap.add_argument("--knn-cache", default="",
                     help="folder: search each dataset's 90 nearest neighbours once and give every "
-                         "run that graph (metric='precomputed'; PCA starts become the Laplacian "
-                         "eigenmap; kNN@15 against the graph's first 15)")
+                         "run that graph (metric='precomputed'; the PCA start computed from the "
+                         "data; kNN@15 against the graph's first 15)")
     ap.add_argument("--common-layout", type=float, default=0.0, metavar="EXTENT",
                     help="also time one gradient evaluation of each bh/fft run at a layout shared "
                          "by every method, spanning EXTENT (0: not)")

@@ -33,3 +33,50 @@ def test_a_bad_common_layout_extent_is_refused(extent, capsys):
     with pytest.raises(SystemExit):
         _zoo().main(["--common-layout", extent, "--sizes", "100"])
     assert "--common-layout must be a finite extent >= 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("method", ["tasne", "usne", "mmds"])
+def test_a_graph_run_is_given_the_start_a_user_with_the_data_gets(method):
+    # pcascaled at sd 1e-4 (tasne), pcascaled at sd 1 (usne), spca (mmds): as smallvis() starts
+    from smallvis import smallvis
+
+    zoo = _zoo()
+    X, _ = zoo.load("blobs", 200)
+    start = zoo.user_start(X, method, "exact")
+    res = smallvis(X, method=method, engine="exact", defaults="auto", max_iter=0, random_state=1,
+                   ret_extra=True)
+    assert start.shape == (200, 2)
+    np.testing.assert_allclose(start, res.Y, rtol=0, atol=1e-12 * np.abs(res.Y).max())
+
+
+def test_a_start_from_the_graph_is_left_to_the_graph_run():
+    assert _zoo().user_start(np.random.default_rng(0).normal(size=(50, 5)), "umap", "sgd") is None
+
+
+def test_a_short_run_is_given_the_whole_runs_schedule():
+    from smallvis.run.presets import EXAGGERATION_ITER, MOMENTUM_SWITCH
+
+    zoo = _zoo()
+    assert zoo.run_schedule("fft") == {"stop_lying_iter": EXAGGERATION_ITER,
+                                       "mom_switch_iter": MOMENTUM_SWITCH}
+    assert zoo.run_schedule("sgd") == {}
+
+
+def test_a_run_on_the_cached_graph_starts_from_the_datas_pca(tmp_path, monkeypatch):
+    import smallvis
+
+    zoo = _zoo()
+    path = zoo.neighbours("blobs", 300, str(tmp_path))
+    seen = {}
+    original = smallvis.smallvis
+
+    def spy(X, **kwargs):
+        seen.update(kwargs)
+        return original(X, **kwargs)
+
+    monkeypatch.setattr(smallvis, "smallvis", spy)
+    row = zoo.child("blobs", 300, "tasne", "fft", 3, knn_file=path)
+    assert row["status"] == "ok" and row["iterations"] == 3
+    assert seen["metric"] == "precomputed" and seen["stop_lying_iter"] == 250
+    X = zoo.load("blobs", 300)[0]
+    np.testing.assert_array_equal(seen["Y_init"], zoo.user_start(X, "tasne", "fft"))

@@ -148,7 +148,13 @@ RECIPES = {
     **dict.fromkeys(["tsne", "wtsne", "trmsne", "tmsne", "tsneu", "pstsne", "jssne", "hlsne", "gsne",
                      "absne", "ntumap", "cetsne", "skdtsne"], TSNE_LIKE),
     "usne": Recipe("auto", EARLY_EXAGGERATION, init_sd=1.0),
-    **dict.fromkeys(["tasne", "trsrsne"], Recipe(("1", 1.0), EARLY_EXAGGERATION)),
+    # tasne, trsrsne: t-SNE's eta="auto" (n / (4 x 12) for a P that sums to 1) for their P, which
+    # sums to n: 1 / 48. At eta 1 (the gallery's) the exaggerated attraction overshoots at the
+    # start (each step 12x too long; hubs of the kNN graph much more): the embedding spreads to
+    # hundreds of units by iteration 20 (blobs: 94 at 2,000 points, 1,060 at 70,000), which the
+    # fft grid follows (benchmarks/README.md, zoo_scale.py, 2026-11-27)
+    **dict.fromkeys(["tasne", "trsrsne"], Recipe(("1", 1.0 / (4.0 * EARLY_EXAGGERATION)),
+                                                 EARLY_EXAGGERATION)),
     **dict.fromkeys(["ssne", "hssne", "bhssne", "wssne", "btsne", "bssne", "dhssne", "snerv", "ee",
                      "abssne"], Recipe(("n", 0.1 / 150))),
     "sjse": Recipe(("n", 10.0 / 150)),  # the gallery's step stalls at the start on s1k and digits
@@ -157,9 +163,10 @@ RECIPES = {
     # rklsne: 10 at iris, growing with n as its forces shrink like 1 / n (at a fixed 10 its start
     # slows with n: after 75 iterations the gradient is 200x smaller at 10,000 blobs than at 3,000;
     # digits and s1k: a lower cost at about the same kNN preservation);
-    # chsne keeps 10 (at 30 it blows up on 3,000 points of blobs, at 120 on digits)
+    # chsne: 1 (at 10, the gallery's, it spreads to ~600 units by iteration 12 on 5,000 points of
+    # blobs and to ~780 on 20,000, then contracts; at 30 it blows up on 3,000 points of blobs)
     "rklsne": Recipe(("n", 10.0 / 150)),
-    "chsne": Recipe(("1", 10.0)),
+    "chsne": Recipe(("1", 1.0)),
     "tee": Recipe(("1", 500.0), min_cost=-math.inf),
     **dict.fromkeys(["mmds", "sammon", "gmmds", "ballmmds", "knnmmds"], Recipe(("1/n", 1.5),
                                                                               init="spca")),

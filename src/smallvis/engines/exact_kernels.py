@@ -207,6 +207,21 @@ def _row_q_stiffness(code, kp, clamp, eps, inv_z, four_f, prow, d2, q, kk, m, wa
             q[j] = qj
 
 
+@njit(cache=True, error_model="numpy")
+def add_cross_terms(f, prow, q, cb, out, m):
+    """A row's cross terms ``v_j = xlogy(f P_ij, q_j)``: ``cb[j] += v_j``, ``out[j] = v_j``
+    (``out`` may be ``q``) and their pairwise sum returned."""
+    for j in range(m):
+        p = f * prow[j]
+        qj = q[j]
+        v = 0.0
+        if p != 0.0 or qj != qj:  # xlogy(0, q) = 0 (NaN stays NaN)
+            v = p * math.log(qj)
+            cb[j] += v
+        out[j] = v
+    return pairwise_sum(out, m)
+
+
 @njit(parallel=True, cache=True, error_model="numpy")
 def kl_terms(P, Yt, f, code, kp, clamp, eps, Z, bounds, want_cost, want_grad,
              d2_scratch, q_scratch, k_scratch, gbuf, cbuf, G, cross):
@@ -240,16 +255,7 @@ def kl_terms(P, Yt, f, code, kp, clamp, eps, Z, bounds, want_cost, want_grad,
             if want_grad and not fast:  # d2 is free: the terms' scratch
                 add_pair_forces(Yt, i, kk, gbuf[c], m, d2)
             if want_cost:
-                cb = cbuf[c, i + 1:]
-                for j in range(m):
-                    p = f * prow[j]
-                    qj = q[j]
-                    v = 0.0
-                    if p != 0.0 or qj != qj:  # xlogy(0, q) = 0 (NaN stays NaN)
-                        v = p * math.log(qj)
-                        cb[j] += v
-                    q[j] = v
-                cbuf[c, i] += pairwise_sum(q, m)
+                cbuf[c, i] += add_cross_terms(f, prow, q, cbuf[c, i + 1:], q, m)
     reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, cross)
 
 
@@ -295,16 +301,7 @@ def kl_terms_unnormalised(P, Yt, f, code, kp, bounds, want_cost, want_grad, d2_s
                 add_pair_forces(Yt, i, ka, gbuf[c], m, d2)
                 add_pair_forces(Yt, i, kr, rbuf[c], m, d2)
             if want_cost:
-                cb = cbuf[c, i + 1:]
-                for j in range(m):
-                    p = f * prow[j]
-                    wj = w[j]
-                    v = 0.0
-                    if p != 0.0 or wj != wj:  # xlogy(0, w) = 0 (NaN stays NaN)
-                        v = p * math.log(wj)
-                        cb[j] += v
-                    ka[j] = v
-                cbuf[c, i] += pairwise_sum(ka, m)
+                cbuf[c, i] += add_cross_terms(f, prow, w, cbuf[c, i + 1:], ka, m)
             z += pairwise_sum(w, m)  # last: it overwrites w
         zpart[c] = z
     reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, attract, cross_w)

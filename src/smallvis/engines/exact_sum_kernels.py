@@ -12,14 +12,13 @@ on the number of threads.
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
-from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
+from .exact_kernels import _row_d2, add_cross_terms, add_pair_forces, clear_chunk, reduce_chunks
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
@@ -50,21 +49,6 @@ def gsne_totals(Yt, bounds, w_scratch, h_scratch):
         z += part[c, 0]
         zh += part[c, 1]
     return 2.0 * z, 2.0 * zh
-
-
-@njit(cache=True, error_model="numpy")
-def _add_cross(f, prow, q, cb, m):
-    """``cb[j] += xlogy(f P_ij, q_j)``; returns their sum (``q`` is overwritten by the terms), as
-    :func:`.exact_kernels.kl_terms` adds its cross terms."""
-    for j in range(m):
-        p = f * prow[j]
-        qj = q[j]
-        v = 0.0
-        if p != 0.0 or qj != qj:  # xlogy(0, q) = 0 (NaN stays NaN)
-            v = p * math.log(qj)
-            cb[j] += v
-        q[j] = v
-    return pairwise_sum(q, m)
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
@@ -98,8 +82,8 @@ def gsne_terms(P, Pg, Yt, f, lam, Z, Zh, bounds, want_cost, want_grad, d2_scratc
                 qh[j] = qhj
                 kk[j] = w * ((four_f * prow[j] - 4.0 * qj) - lam * (4.0 * grow[j] - 4.0 * qhj))
             if want_cost:
-                cbuf[c, i] += _add_cross(f, prow, q, cbuf[c, i + 1:], m)
-                hbuf[c, i] += _add_cross(1.0, grow, qh, hbuf[c, i + 1:], m)
+                cbuf[c, i] += add_cross_terms(f, prow, q, cbuf[c, i + 1:], q, m)
+                hbuf[c, i] += add_cross_terms(1.0, grow, qh, hbuf[c, i + 1:], qh, m)
             if want_grad:  # d2 is free: the terms' scratch
                 add_pair_forces(Yt, i, kk, gbuf[c], m, d2)
     reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, cross)

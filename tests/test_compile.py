@@ -67,3 +67,31 @@ def test_a_writable_cache_is_used(tmp_path):
     env = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{SRC.parent}"}
     assert _run(code, env=env, cwd=tmp_path).stdout.strip() == "42"
     assert list((tmp_path / "__pycache__").glob("cached_kernels.twice-*.nbi"))
+
+
+def test_the_suite_saves_numba_caches_under_the_folder_lock(tmp_path):
+    # tests/conftest.py: xdist workers share numba's cache folder; a save (index and data file)
+    # runs while this process holds the folder's lock, so another process cannot interleave
+    import fcntl
+
+    from numba.core.caching import IndexDataCacheFile
+
+    cache = IndexDataCacheFile(str(tmp_path), "kernel-1.py311", "stamp")
+    held = []
+    save_index = cache._save_index
+
+    def probe(overloads):
+        with open(tmp_path / ".smallvis-tests.lock", "a") as other:
+            try:
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                held.append(True)
+            else:
+                held.append(False)
+                fcntl.flock(other, fcntl.LOCK_UN)
+        save_index(overloads)
+
+    cache._save_index = probe
+    cache.save("signature", ("compiled",))
+    assert held == [True]
+    assert cache.load("signature") == ("compiled",)

@@ -69,29 +69,36 @@ def test_a_writable_cache_is_used(tmp_path):
     assert list((tmp_path / "__pycache__").glob("cached_kernels.twice-*.nbi"))
 
 
-def test_the_suite_saves_numba_caches_under_the_folder_lock(tmp_path):
-    # tests/conftest.py: xdist workers share numba's cache folder; a save (index and data file)
-    # runs while this process holds the folder's lock, so another process cannot interleave
+def test_cache_saves_and_loads_hold_the_cache_folder_lock(tmp_path, monkeypatch):
+    # smallvis._util.cache_lock: processes sharing a cache folder (sweep workers, test workers)
+    # save a kernel's index and data file one at a time, or two signatures of one kernel can get
+    # the same data file (numba issue 4807)
     import fcntl
+    import importlib
 
-    from numba.core.caching import IndexDataCacheFile
+    from smallvis._util.cache_lock import LOCK_NAME
 
-    cache = IndexDataCacheFile(str(tmp_path), "kernel-1.py311", "stamp")
+    (tmp_path / "locked_kernels.py").write_text(
+        "from smallvis._util.jit import njit\n@njit(cache=True)\ndef twice(x):\n    return 2 * x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    kernel = importlib.import_module("locked_kernels").twice
+    files = kernel._cache._cache_file
     held = []
-    save_index = cache._save_index
 
-    def probe(overloads):
-        with open(tmp_path / ".smallvis-tests.lock", "a") as other:
-            try:
-                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                held.append(True)
-            else:
-                held.append(False)
-                fcntl.flock(other, fcntl.LOCK_UN)
-        save_index(overloads)
+    def probe(method):
+        def call(*args):
+            with open(pathlib.Path(files._cache_path) / LOCK_NAME, "a") as other:
+                try:
+                    fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    held.append(True)
+                else:
+                    held.append(False)
+                    fcntl.flock(other, fcntl.LOCK_UN)
+            return method(*args)
+        return call
 
-    cache._save_index = probe
-    cache.save("signature", ("compiled",))
-    assert held == [True]
-    assert cache.load("signature") == ("compiled",)
+    files._save_index, files._load_index = probe(files._save_index), probe(files._load_index)
+    assert kernel(21) == 42 and kernel(1.5) == 3.0  # two signatures: two saves
+    assert held and all(held)
+    assert len(list((tmp_path / "__pycache__").glob("locked_kernels.twice-*.nbc"))) == 2

@@ -19,12 +19,15 @@ compiled (the first run, a read-only install) differed in the last bits from one
 from the cache, and diverged to ~1 % of the coordinates after 200 iterations (issue 17). Without
 fastmath every copy computes the IEEE result of the source's order of operations: the same bits
 whichever copy runs. Kernels that need vector speed in a sum spell out independent partial sums.
+
+Processes sharing a cache folder save and load its files one at a time (:mod:`.cache_lock`).
 """
 
 from __future__ import annotations
 
 from numba import njit as _numba_njit
 
+from .cache_lock import lock_cache_files
 from .log import logger
 
 _told = []
@@ -67,7 +70,7 @@ def njit(*args, **options):
             _tell(func, err)
         else:
             if _cache_writable(dispatcher):
-                return dispatcher
+                return lock_cache_files(dispatcher)
             _tell(func, "the cache folder is not writable")
         return _numba_njit(*args, **{**options, "cache": False})(func)
 

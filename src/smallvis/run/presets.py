@@ -163,7 +163,9 @@ RECIPES = {
     # to 302 (nerv) and 168 (rsrnerv) units by iteration 18-21 and fall back to ~17 by 30, asne and
     # arsrsne diverge (the defaults' retry runs at 0.025), 70,000 reach 324 / 283 at iteration 20
     # (the fft grid follows: 999 / 864 nodes). At 0.02 the extent grows to its level without
-    # overshoot, to the same quality on digits and s1k (benchmarks/README.md, 2026-11-27).
+    # overshoot (70,000: 18 units at iteration 100, peak 1029 / 1330 MB instead of 1643 / 1681),
+    # to within 1.5 % of the old kNN@15 and triplets on digits, s1k and 20,000 blobs
+    # (benchmarks/README.md, zoo_scale, tenth look).
     # jse, rsrjse: their start is slower (0.7 units at iteration 50 on 20,000 blobs): 0.1 kept
     **dict.fromkeys(["asne", "arsrsne", "nerv", "rsrnerv"], Recipe(("1", 0.02))),
     **dict.fromkeys(["jse", "rsrjse"], Recipe(("1", 0.1))),

@@ -145,6 +145,7 @@ def test_log_p_cache_gives_the_same_bits_and_follows_the_factor(spec, monkeypatc
     method = build_method(spec, perplexity=15)
     state = method.prepare(InputData(X))
     Y = rng.normal(scale=2.0, size=(n, 2))
+    share = exact_nerv.LOG_CACHE_SHARE
     for f in (4.0, 1.0):
         cached = ExactEngine().evaluate(method, state, Y, f)
         tag, logp = state.data[exact_nerv._LOG_KEY]
@@ -153,7 +154,7 @@ def test_log_p_cache_gives_the_same_bits_and_follows_the_factor(spec, monkeypatc
         state.data.pop(exact_nerv._LOG_KEY)
         computed = ExactEngine().evaluate(method, state, Y, f)
         assert exact_nerv._LOG_KEY not in state.data
-        monkeypatch.setattr(exact_nerv, "LOG_CACHE_SHARE", 0.25)
+        monkeypatch.setattr(exact_nerv, "LOG_CACHE_SHARE", share)
         np.testing.assert_array_equal(cached[0], computed[0])
         np.testing.assert_array_equal(cached[1], computed[1])
 

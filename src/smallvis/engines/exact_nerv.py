@@ -34,7 +34,7 @@ RATIO_SPAN = 600.0
 # NeRV's log max(f P, eps) is kept for the current f (one more (n, n) array, packed:
 # :mod:`.exact_nerv_cache_kernels`) when P's size is at most this share of the memory available
 # when it is made; else each pass computes the logarithms
-LOG_CACHE_SHARE = 0.25
+LOG_CACHE_SHARE = 0.5
 _LOG_KEY = "exact_nerv_log_p"
 
 

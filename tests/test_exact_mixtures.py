@@ -129,3 +129,77 @@ def test_rows_longer_than_a_block_match_dense_with_any_thread_count(spec):
         numba.set_num_threads(before)
     np.testing.assert_array_equal(one[0], exact[0])
     np.testing.assert_array_equal(one[1], exact[1])
+
+
+@pytest.mark.parametrize("spec", ["nerv", "snerv", "bnerv"])
+def test_log_p_cache_gives_the_same_bits_and_follows_the_factor(spec, monkeypatch):
+    """NeRV's cached ``log max(f P, eps)`` (exact_nerv.log_p_cache, packed both directions in one
+    (n, n) array) gives the bits of the logarithms computed in the pass, rows over a block
+    included; a new exaggeration replaces the cache (one held at a time)."""
+    from smallvis.engines import exact_nerv_kernels as nk
+
+    n = nk.BLOCK + 45
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(n, 4))
+    X[: n // 3] += 3.0
+    method = build_method(spec, perplexity=15)
+    state = method.prepare(InputData(X))
+    Y = rng.normal(scale=2.0, size=(n, 2))
+    share = exact_nerv.LOG_CACHE_SHARE
+    for f in (4.0, 1.0):
+        cached = ExactEngine().evaluate(method, state, Y, f)
+        tag, logp = state.data[exact_nerv._LOG_KEY]
+        assert tag[0] == f and logp.shape == (n, n)
+        monkeypatch.setattr(exact_nerv, "LOG_CACHE_SHARE", 0.0)  # too small: computed
+        state.data.pop(exact_nerv._LOG_KEY)
+        computed = ExactEngine().evaluate(method, state, Y, f)
+        assert exact_nerv._LOG_KEY not in state.data
+        monkeypatch.setattr(exact_nerv, "LOG_CACHE_SHARE", share)
+        np.testing.assert_array_equal(cached[0], computed[0])
+        np.testing.assert_array_equal(cached[1], computed[1])
+
+
+def test_log_p_cache_packing():
+    """The packed layout: the upper triangle is row i's pairs with later points, the lower
+    triangle's row n - 1 - i the other direction of the same pairs, in the same order; with or
+    without P's transpose."""
+    from smallvis.engines.exact_nerv_cache_kernels import packed_log_floored
+
+    rng = np.random.default_rng(13)
+    n, f, eps = 9, 3.0, 0.05
+    P = rng.uniform(size=(n, n)) * (rng.uniform(size=(n, n)) > 0.3)
+    want = np.log(np.maximum(f * P, eps))
+    for PT in (np.ascontiguousarray(P.T), np.empty((0, 0))):
+        out = np.full((n, n), np.nan)
+        packed_log_floored(P, PT, f, eps, True, out)
+        for i in range(n):
+            np.testing.assert_allclose(out[i, i + 1:], want[i, i + 1:], rtol=1e-15)
+            np.testing.assert_allclose(out[n - 1 - i, :n - 1 - i], want[i + 1:, i], rtol=1e-15)
+        assert np.isnan(np.diag(out)).all()
+    state = build_method("nerv", perplexity=3).prepare(InputData(rng.normal(size=(20, 3))))
+    assert exact_nerv.log_p_cache(state, state.P, state.P, 1.0, eps, True,
+                                  budget=state.P.nbytes).shape == (0, 0)  # over the share
+
+
+@pytest.mark.parametrize("spec", ["nerv", "snerv", "jse", "sjse"])
+def test_subnormal_p_entries_read_as_zero_keep_the_bits(X60, spec):
+    """P's subnormal entries are read as 0 where that gives the same bits (exact_nerv_kernels'
+    ``_flush``): the gradient with subnormal entries is that with zeros there, and the dense
+    engine's."""
+    method = build_method(spec, perplexity=10)
+    state = method.prepare(InputData(X60))
+    rng = np.random.default_rng(14)
+    spots = rng.uniform(size=state.P.shape) < 0.2
+    np.fill_diagonal(spots, False)
+    spots &= spots.T  # symmetric P stays symmetric
+    P = state.P.copy()
+    P[spots] = 3e-310
+    state.P = P
+    Y = rng.normal(scale=2.0, size=(60, 2))
+    dense = DenseEngine().evaluate(method, state, Y, 4.0)
+    sub = ExactEngine().evaluate(method, state, Y, 4.0, cost=False)[1]
+    assert_same(dense, ExactEngine().evaluate(method, state, Y, 4.0))
+    state.P = np.where(spots, 0.0, P)
+    state.data.clear()
+    zero = ExactEngine().evaluate(method, state, Y, 4.0, cost=False)[1]
+    np.testing.assert_array_equal(sub, zero)

@@ -1,6 +1,7 @@
 """The fused exact engine's evaluation of the mixes of forward and reverse KL described by
 ``Method.mixture_form`` (nerv, snerv, bnerv, rsrnerv, jse, sjse, rsrjse): the dense engine's numbers
-with nothing (n, n) beyond P (kernels: :mod:`.exact_nerv_kernels`).
+with nothing (n, n) beyond P (and its transpose) but, for NeRV where memory allows, a cache of
+``log max(f P, eps)`` (:func:`log_p_cache`; kernels: :mod:`.exact_nerv_kernels`).
 
 Q is Gaussian and normalised by a log-sum-exp, as the dense engine's
 :func:`~smallvis.methods.elementwise.gaussian_probabilities`: the row minima of ``d2`` give each
@@ -30,6 +31,34 @@ TREE_NEIGHBOURS, TREE_TIES = 4, 8
 # factors (exp_ratios): factors within e^(+-300), and an exponential that underflows (below
 # e^-708) hides only terms below e^-100 times the row's largest (Q's floor, eps, is above)
 RATIO_SPAN = 600.0
+# NeRV's log max(f P, eps) is kept for the current f (one more (n, n) array, packed:
+# :mod:`.exact_nerv_cache_kernels`) when P's size is at most this share of the memory available
+# when it is made; else each pass computes the logarithms
+LOG_CACHE_SHARE = 0.5
+_LOG_KEY = "exact_nerv_log_p"
+
+
+def log_p_cache(state, P, PT, f, eps, both, budget=None):
+    """NeRV's packed ``log max(f P, eps)`` for this ``f`` (made once per ``f``, kept in
+    ``state.data``; the one of the previous ``f`` is dropped first), or an empty (0, 0) array where
+    it does not fit (:data:`LOG_CACHE_SHARE`; ``budget``: the bytes available, None: measured).
+    ``both``: both directions (a row-normalised Q), else the upper triangle alone."""
+    from . import exact_nerv_cache_kernels as ck
+    from .dense import available_memory
+
+    tag = (float(f), float(eps), bool(both), P.shape[0])
+    held = state.data.get(_LOG_KEY)
+    if held is not None and held[0] == tag:
+        return held[1]
+    state.data.pop(_LOG_KEY, None)
+    held = None  # the previous factor's cache is freed before the new one is made
+    budget = available_memory() if budget is None else budget
+    if budget is not None and P.nbytes > LOG_CACHE_SHARE * budget:
+        return np.empty((0, 0))
+    out = np.empty_like(P)
+    ck.packed_log_floored(P, PT, float(f), float(eps), bool(both), out)
+    state.data[_LOG_KEY] = (tag, out)
+    return out
 
 
 def exp_ratios(a, span=None):
@@ -157,7 +186,9 @@ def evaluate_mixture(form, state, X, Y, f, ws, *, cost, grad):
     A = np.empty(n) if cost else np.empty(0)
     B = np.empty(n)
     G = np.empty((n, 2 * k if sym else k)) if grad else np.empty((0, 0))
-    nk.mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, ratio, sym, by_row, bounds, bool(cost),
+    logp = (log_p_cache(state, P, PT, f, eps, by_row) if div == nk.NERV
+            else np.empty((0, 0)))
+    nk.mixture_sums(P, PT, logp, Yt, div, w, f, eps, beta, logz, ratio, sym, by_row, bounds, bool(cost),
                     bool(grad), *scratch, ws("cbuf", ch, n), ws("cbuf2", ch, n),
                     ws("gbuf2" if sym else "gbuf", ch, G.shape[1], n),
                     ws("fbuf2" if sym else "fbuf", ch, G.shape[1], n), A, B, G)

@@ -53,6 +53,17 @@ from .._util.vmath import exp1, log1, log1p1
 from .exact_kernels import _row_d2, clear_chunk, reduce_chunks
 
 NERV, JSE = 0, 1
+MIN_NORMAL = 2.2250738585072014e-308
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _flush(x):
+    """``x``, or 0 where ``x`` is subnormal: a product with a subnormal operand takes the CPU's slow
+    path (tens of times a normal one; 5% of P's entries at 8,000 blobs). Used only where the
+    result has the same bits either way: ``max(f P, eps)`` (``f P <= 2^-1021 f < eps``) and JSE's
+    ``p / q - 1`` and ``kappa p + (1 - kappa) q`` (``q >= eps``: the subnormal ``p``'s share is
+    below half an ulp)."""
+    return 0.0 if abs(x) < MIN_NORMAL else x
 # pairs per block of a row in the passes that take many steps per pair: every step's arrays of one
 # block stay in the first levels of cache
 BLOCK = 512
@@ -188,20 +199,26 @@ def _row_log_q_both(d2, logz, ratio, i, j0, log_eps, la, qa, lb, qb, m):
 
 
 @njit(cache=True, error_model="numpy")
-def _row_log_ratio(div, w, f, eps, log_eps, prow, q, L, A, m, want_a):
+def _row_log_ratio(div, w, f, eps, log_eps, prow, lrow, q, L, A, m, want_a):
     """One direction of a row's pairs: ``L[j]`` (given ``log q`` there, overwritten) and, with
-    ``want_a``, the cost's ``A`` term in ``A[j]`` (see the module's formulas)."""
+    ``want_a``, the cost's ``A`` term in ``A[j]`` (see the module's formulas). ``lrow``: NeRV's
+    ``log max(f P, eps)`` of these pairs from the cache (:func:`_block_pairs`), or empty
+    (computed)."""
     if div == NERV:
-        for j in range(m):
-            pc = max(f * prow[j], eps)
-            L[j] = log1(pc) - L[j]
+        if lrow.shape[0] == 0:
+            for j in range(m):
+                pc = max(f * _flush(prow[j]), eps)
+                L[j] = log1(pc) - L[j]
+        else:  # the cache holds the same bits
+            for j in range(m):
+                L[j] = lrow[j] - L[j]
         if want_a:  # loops of their own: a test in the loop may keep LLVM from vectorising it
             for j in range(m):
                 A[j] = max(f * prow[j], eps) * L[j]
     else:  # every case computed and one selected: no branch, so the loops vectorise
         kappa = w
         for j in range(m):
-            p = f * prow[j]
+            p = f * _flush(prow[j])
             qj = q[j]
             mj = kappa * p + (1.0 - kappa) * qj
             l_floored = L[j] - log_eps
@@ -252,16 +269,23 @@ def _block_forces(Yt, i, j0, kk, gb, t, m):
 
 
 @njit(cache=True, error_model="numpy")
-def _block_pairs(P, PT, Yt, i, j0, div, w, f, eps, log_eps, beta, logz, ratio, sym, d2, qa, la,
-                 qb, lb, ta, tb, want_a, m):
+def _block_pairs(P, PT, logp, Yt, i, j0, div, w, f, eps, log_eps, beta, logz, ratio, sym, d2,
+                 qa, la, qb, lb, ta, tb, want_a, m):
     """``d2``, then ``q`` and ``L`` of the pairs of ``i`` with ``j0 + j`` (``j < m``) in both
     directions (``qa``, ``la``: i to j; ``qb``, ``lb``: j to i; ``ta``, ``tb``: their ``A`` terms
     with ``want_a``). With ``sym`` (matrix-normalised Q, P symmetric) the second direction is the
     first: only ``qa, la, ta`` are written. ``PT``: P's transpose, C-ordered (its rows are P's
     columns), or an empty (0, 0) array (P's columns read with a stride). ``ratio``: empty, or (2, n)
     (:func:`.exact_nerv.exp_ratios` of ``log Z``; no ``beta``): ``q`` of the second direction from
-    that of the first (:func:`_row_log_q_both`)."""
+    that of the first (:func:`_row_log_q_both`). ``logp``: NeRV's packed ``log max(f P, eps)``
+    (:mod:`.exact_nerv_cache_kernels`; this block: ``logp[i, j0:]`` and ``logp[n - 1 - i, j0 - i -
+    1:]``), or an empty (0, 0) array (the logarithms computed)."""
     n = Yt.shape[1]
+    cached = logp.shape[0] == n
+    b0 = j0 - i - 1
+    none = P[i, :0]  # an empty row (a view: no allocation)
+    la_p = logp[i, j0:] if cached else none
+    lb_p = logp[n - 1 - i, b0:] if cached else none
     scaled = beta.shape[0] > 0
     _block_d2(Yt, i, j0, d2, m)
     if ratio.shape[0] == 2 and not sym:
@@ -269,15 +293,15 @@ def _block_pairs(P, PT, Yt, i, j0, div, w, f, eps, log_eps, beta, logz, ratio, s
     else:
         _row_log_q(d2, beta[i:i + 1] if scaled else beta, scaled, logz[i:i + 1], False, log_eps,
                    la, qa, m)
-    _row_log_ratio(div, w, f, eps, log_eps, P[i, j0:], qa, la, ta, m, want_a)
+    _row_log_ratio(div, w, f, eps, log_eps, P[i, j0:], la_p, qa, la, ta, m, want_a)
     if not sym:
         if ratio.shape[0] != 2:
             _row_log_q(d2, beta[j0:] if scaled else beta, scaled, logz[j0:], True,
                        log_eps, lb, qb, m)
         if PT.shape[0] == n:
-            _row_log_ratio(div, w, f, eps, log_eps, PT[i, j0:], qb, lb, tb, m, want_a)
+            _row_log_ratio(div, w, f, eps, log_eps, PT[i, j0:], lb_p, qb, lb, tb, m, want_a)
         else:
-            _row_log_ratio(div, w, f, eps, log_eps, P[j0:, i], qb, lb, tb, m, want_a)
+            _row_log_ratio(div, w, f, eps, log_eps, P[j0:, i], lb_p, qb, lb, tb, m, want_a)
 
 
 @njit(cache=True, error_model="numpy")
@@ -287,7 +311,7 @@ def _row_stiffness(div, w, f, eps, prow, q, L, k, m):
     if div == NERV:
         lam = w
         for j in range(m):
-            pc = f * prow[j]
+            pc = f * _flush(prow[j])
             if pc < eps:
                 pc = eps
             k[j] = lam * (pc - q[j]) + (1.0 - lam) * (q[j] * L[j])
@@ -298,7 +322,7 @@ def _row_stiffness(div, w, f, eps, prow, q, L, k, m):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, ratio, sym, by_row, bounds, want_a,
+def mixture_sums(P, PT, logp, Yt, div, w, f, eps, beta, logz, ratio, sym, by_row, bounds, want_a,
                  want_grad,
                  d2_scratch, qa_scratch, la_scratch, qb_scratch, lb_scratch, ta_scratch, tb_scratch,
                  ka_scratch, kb_scratch, abuf, bbuf, gbuf, fbuf, A, B, G):
@@ -307,7 +331,8 @@ def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, ratio, sym, by_row, boun
     of the stiffness without the shift: ``(n, k)``, ``K_ij = 2 (beta_i k_ij + beta_j k_ji)``, or
     with ``sym`` ``(n, 2k)``: those of ``4 k_ij`` and, in the last k columns, those of ``q_ij``
     (what the shift multiplies). ``PT``: P's C-ordered transpose or empty
-    (:func:`_block_pairs`). ``beta`` (n,) or empty; ``logz`` (n,); ``ratio``: as
+    (:func:`_block_pairs`); ``logp``: NeRV's cached logarithms or empty (as there). ``beta`` (n,)
+    or empty; ``logz`` (n,); ``ratio``: as
     :func:`_block_pairs`; scratch ``*_scratch``, ``abuf``, ``bbuf``: (chunks, n); ``gbuf`` and
     ``fbuf`` (the forces' terms) (chunks, G's columns, n). Each row's pairs go in blocks of
     :data:`BLOCK` through every step (the block's values stay in cache); the row's sums are taken
@@ -331,7 +356,7 @@ def mixture_sums(P, PT, Yt, div, w, f, eps, beta, logz, ratio, sym, by_row, boun
                 j0 = i + 1 + b0
                 d2, ta, tb = d2r[b0:], tar[b0:], tbr[b0:]
                 qa, la, qb, lb, ka, kb = qar[b0:], lar[b0:], qbr[b0:], lbr[b0:], kar[b0:], kbr[b0:]
-                _block_pairs(P, PT, Yt, i, j0, div, w, f, eps, log_eps, beta, logz, ratio, sym, d2,
+                _block_pairs(P, PT, logp, Yt, i, j0, div, w, f, eps, log_eps, beta, logz, ratio, sym, d2,
                              qa, la, qb, lb, ta, tb, want_a, bm)
                 if want_grad:
                     _row_stiffness(div, w, f, eps, P[i, j0:], qa, la, ka, bm)

@@ -34,12 +34,12 @@ N_PARAMS = 3
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _logistic(r):
-    """``(sigma, 1 - sigma)`` of the logit ``log r`` (``r`` in [0, inf]); both forms computed and
-    one selected (no branch: the pair loops vectorise)."""
+    """``(sigma, 1 - sigma)`` of the logit ``log r`` (``r`` in [0, inf]) from one division:
+    ``1 - sigma = 1 / (1 + r)``, ``sigma = r (1 - sigma)`` up to ``r = 1`` and ``1 - (1 - sigma)``
+    above (exact to an ulp of sigma, which is then at least 1/2; 1 at ``r = inf``); a select, no
+    branch: the pair loops vectorise."""
     om = 1.0 / (1.0 + r)
-    low = r * om
-    high = 1.0 / (1.0 + 1.0 / r)
-    return (low if r <= 1.0 else high), om
+    return (r * om if r <= 1.0 else 1.0 - om), om
 
 
 @njit(cache=True, error_model="numpy")
@@ -112,9 +112,9 @@ def nce_dq(Yt, P, ec, neg, prm, bounds, d2_scratch, g_scratch, fa_scratch, fb_sc
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _direction(p, s, r, want_cost):
-    """One direction of a pair with ``e^t = r``: ``(dC/dQ term, cost)``, the cost
+    """One direction of a pair with ``e^t = r``: ``(dC/dQ term, d2C/dQ2 term, cost)``, the cost
     ``p softplus(-t) + s softplus(t)`` (its noise part only where ``s > 0``); no branch but the
-    loop-invariant ``want_cost``."""
+    loop-invariant ``want_cost``. The dQ terms are :func:`nce_dq`'s (the same operations)."""
     sig, om = _logistic(r)
     cost = 0.0
     if want_cost:
@@ -122,23 +122,29 @@ def _direction(p, s, r, want_cost):
         noise = s * log1p1(r)
         cost = data if p != 0.0 else 0.0
         cost = cost + noise if s > 0.0 else cost
-    return p * om - s * sig, cost
+    return p * om - s * sig, (p + s) * sig * om, cost
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def nce_terms(Yt, P, ec, neg, prm, bounds, want_cost, want_grad, d2_scratch, g_scratch,
-              k_scratch, c_scratch, gbuf, cbuf, G, pcost):
+def nce_terms(Yt, P, ec, neg, prm, bounds, want_cost, want_grad, want_dq, d2_scratch, g_scratch,
+              k_scratch, c_scratch, fa_scratch, fb_scratch, gbuf, cbuf, G, pcost):
     """Per-pair pass: ``G`` (n, k) the gradient and ``pcost`` (n,) the per-point costs (row sums:
-    a pair's cost in direction i -> j goes to point i); ``ec``, ``neg``: as :func:`nce_dq`.
-    Scratch: ``*_scratch`` (chunks, n); ``gbuf`` (chunks, k, n) and ``cbuf`` (chunks, n) hold each
+    a pair's cost in direction i -> j goes to point i); ``ec``, ``neg``: as :func:`nce_dq`. With
+    ``want_dq`` also returns :func:`nce_dq`'s ``(dC/dQ, d2C/dQ2)`` at the same ``ec`` (the same
+    bits: the same terms and sums), else ``(0, 0)``. Scratch: ``*_scratch`` (chunks, n; ``fa``,
+    ``fb`` read only with ``want_dq``); ``gbuf`` (chunks, k, n) and ``cbuf`` (chunks, n) hold each
     chunk's partial sums."""
     k, n = Yt.shape
     chunks = bounds.shape[0] - 1
     f = prm[F]
+    part = np.zeros((chunks, 2))
     for c in prange(chunks):
         lo, hi = bounds[c], bounds[c + 1]
         d2, g, kk, cc = d2_scratch[c], g_scratch[c], k_scratch[c], c_scratch[c]
+        fa, fb = fa_scratch[c], fb_scratch[c]
         clear_chunk(gbuf, cbuf, c, lo, k, want_grad, want_cost)
+        s1 = 0.0
+        s2 = 0.0
         for i in range(lo, hi):
             m = n - i - 1
             _row_d2(Yt, i, d2)
@@ -150,8 +156,8 @@ def nce_terms(Yt, P, ec, neg, prm, bounds, want_cost, want_grad, d2_scratch, g_s
             for j in range(m):  # both directions computed, dead ones selected away: no branch
                 p = f * prow[j]
                 s = st[j]
-                ti, ui = _direction(p, si, d2[j] * ci, want_cost)
-                tj, uj = _direction(p, s, d2[j] * ct[j], want_cost)
+                ti, hi_, ui = _direction(p, si, d2[j] * ci, want_cost)
+                tj, hj, uj = _direction(p, s, d2[j] * ct[j], want_cost)
                 live_i = p != 0.0 or si != 0.0  # else ci may be inf (a row without noise)
                 live_j = p != 0.0 or s != 0.0
                 fi = ti if live_i else 0.0
@@ -159,9 +165,24 @@ def nce_terms(Yt, P, ec, neg, prm, bounds, want_cost, want_grad, d2_scratch, g_s
                 cc[j] = ui if live_i else 0.0
                 if want_cost:
                     cb[j] += uj if live_j else 0.0
+                if want_dq:  # nce_dq's selects
+                    v2 = hi_ if live_i else 0.0
+                    fa[j] = fi + tj if live_j else fi
+                    fb[j] = v2 + hj if live_j else v2
                 kk[j] = 2.0 * g[j] * (fi + fj)
             if want_cost:
                 cbuf[c, i] += pairwise_sum(cc, m)
+            if want_dq:
+                s1 += pairwise_sum(fa, m)
+                s2 += pairwise_sum(fb, m)
             if want_grad:  # d2 is free: the terms' scratch
                 add_pair_forces(Yt, i, kk, gbuf[c], m, d2)
+        part[c, 0] = s1
+        part[c, 1] = s2
     reduce_chunks(bounds, gbuf, cbuf, want_grad, want_cost, G, pcost)
+    F_ = 0.0
+    dF = 0.0
+    for c in range(chunks):
+        F_ += part[c, 0]
+        dF += part[c, 1]
+    return F_, dF

@@ -146,6 +146,8 @@ def test_ncvis_last_newton_pass_gives_the_forces(monkeypatch):
 
 
 def test_nce_terms_dq_sums_are_nce_dq_bits():
+    """nce_terms' derivative sums are nce_dq's bits; they are dC/dQ's first three derivatives
+    (central differences in Q: ``ec`` scales as ``e^-Q``)."""
     method, state = _prepared(("ncvis", {"corrected": True}))
     n = state.P.shape[0]
     from smallvis.engines import exact_nce_kernels as nk
@@ -156,12 +158,30 @@ def test_nce_terms_dq_sums_are_nce_dq_bits():
     rng = np.random.default_rng(3)
     ec, neg = rng.uniform(0.1, 10.0, n), rng.uniform(0.0, 1e-3, n)
     prm = np.array([1.0, 1.6, 0.8])
-    scratch = [np.empty((ws.chunks, n)) for _ in range(6)]
+    scratch = [np.empty((ws.chunks, n)) for _ in range(7)]
     G, pcost = np.empty((n, 2)), np.empty(n)
-    dq = nk.nce_dq(Yt, state.P, ec, neg, prm, ws.bounds, *scratch[:4])
-    both = nk.nce_terms(Yt, state.P, ec, neg, prm, ws.bounds, True, True, True, *scratch,
-                        np.empty((ws.chunks, 2, n)), np.empty((ws.chunks, n)), G, pcost)
-    assert both == dq and dq[1] > 0
-    assert nk.nce_terms(Yt, state.P, ec, neg, prm, ws.bounds, True, True, False, *scratch,
-                        np.empty((ws.chunks, 2, n)), np.empty((ws.chunks, n)), G,
-                        pcost) == (0.0, 0.0)
+
+    def dq(h=0.0):
+        return nk.nce_dq(Yt, state.P, ec * np.exp(-h), neg, prm, ws.bounds,
+                         *scratch[:2], *scratch[4:])
+
+    def terms(want_dq):
+        return nk.nce_terms(Yt, state.P, ec, neg, prm, ws.bounds, True, True, want_dq, *scratch,
+                            np.empty((ws.chunks, 2, n)), np.empty((ws.chunks, n)), G, pcost)
+
+    F, dF, d2F = dq()
+    assert terms(True) == (F, dF, d2F) and dF > 0 and d2F != 0
+    assert terms(False) == (0.0, 0.0, 0.0)
+    h = 1e-4
+    up, down = dq(h), dq(-h)
+    assert (up[0] - down[0]) / (2 * h) == pytest.approx(dF, rel=1e-6)
+    assert (up[1] - down[1]) / (2 * h) == pytest.approx(d2F, rel=1e-5)
+
+
+def test_halley_slope():
+    from smallvis.engines.exact_nce import halley_slope
+
+    F, dF, d2F = 0.1, 2.0, 3.0
+    assert F / halley_slope(F, dF, d2F) == pytest.approx(F / (dF - F * d2F / (2 * dF)))
+    assert halley_slope(1.0, 1.0, 5.0) == 1.0  # far from the root: Newton's slope
+    assert halley_slope(1.0, 0.0, 5.0) == 0.0

@@ -3,12 +3,14 @@ formulas of :mod:`smallvis.methods.ncvis`).
 
 The cost is reported at the profile optimum ``Q*(Y)`` of the log-normaliser, the root of
 ``dC/dQ``: :func:`smallvis.methods.ncvis.profile_logz` runs the method's safeguarded Newton
-iteration (warm-started from the previous evaluation) with ``dC/dQ`` and ``d2C/dQ2`` from a pass
-over the pairs (:func:`.exact_nce_kernels.nce_dq`, a few per evaluation), and the per-point costs
-and the forces come from :func:`.exact_nce_kernels.nce_terms`: at the last Newton iterate when a
-step below ``FUSE_STEP`` predicts that it is the last (that pass then also gives ``dC/dQ``, the
-same bits as ``nce_dq``'s, so Newton takes the same path: the costs and forces are those at an
-iterate within ``Q_TOL`` = 1e-13 of ``Q*``), else in one more pass at ``Q*``. The initial guess (first evaluation only) needs
+iteration (warm-started from the previous evaluation) with ``dC/dQ`` and a slope from a pass over
+the pairs (:func:`.exact_nce_kernels.nce_dq`, a few per evaluation): the slope makes its steps
+Halley's (:func:`halley_slope`, from the third derivative the pass also sums), two passes from a
+warm start where Newton's steps took three. The per-point costs and the forces come from
+:func:`.exact_nce_kernels.nce_terms`: at the last iterate when a step below ``FUSE_STEP`` predicts
+that it is the last (that pass then also gives the derivatives, the same bits as ``nce_dq``'s, so
+the solve takes the same path: the costs and forces are those at an iterate within ``Q_TOL`` =
+1e-13 of ``Q*``), else in one more pass at ``Q*``. The initial guess (first evaluation only) needs
 ``sum qhat``: the UMAP-curve weight total of :func:`.exact_kernels.kernel_total`. Nothing (n, n) is
 formed besides P.
 """
@@ -22,10 +24,19 @@ import numpy as np
 from . import exact_nce_kernels as nk
 from .output_kernel_functions import UMAP_KERNEL
 
-# a Newton step below this makes the next one (at most about half its square: d2C/dQ2 is at most
-# dC/dQ's derivative in size, a sum of sigmoids) fall below the profile's tolerance: that pass is
+# a (Halley) step below this makes the next one (about its cube: dC/dQ is a sum of sigmoids,
+# whose derivatives are at most its own in size) fall below the profile's tolerance: that pass is
 # the last, and also gives the costs and forces
-FUSE_STEP = 1e-7
+FUSE_STEP = 1e-5
+
+
+def halley_slope(F, dF, d2F):
+    """The slope that makes the profile's Newton step ``F / slope`` Halley's step
+    ``F / (dF - F d2F / (2 dF))`` (cubic convergence: one pass fewer from a warm start), or
+    ``dF`` itself where the correction exceeds a quarter of it (far from the root)."""
+    if dF > 0.0 and abs(F * d2F) <= 0.5 * dF * dF:
+        return dF - F * d2F / (2.0 * dF)
+    return dF
 
 
 def evaluate_nce(form, state, P, Y, f, ws, *, cost, grad, X2=None):
@@ -63,19 +74,22 @@ def evaluate_nce(form, state, P, Y, f, ws, *, cost, grad, X2=None):
         return nk.nce_terms(Yt, P, scale(Q), neg, prm, ws.bounds, bool(cost), bool(grad),
                             want_dq, ws("d2", chunks, n), ws("g", chunks, n), ws("kk", chunks, n),
                             ws("cc", chunks, n), ws("fa", chunks, n), ws("fb", chunks, n),
+                            ws("fc", chunks, n),
                             ws("gbuf", chunks, k, n), ws("cbuf", chunks, n), G, pcost)
 
-    last = []  # the previous pass's (Q, dC/dQ, d2C/dQ2)
+    last = []  # the previous pass's Q and step
 
     def dQ(Q):
-        if last and abs(Q - last[0]) <= FUSE_STEP and abs(last[1]) <= FUSE_STEP * last[2]:
-            F, dF = terms(Q, True)  # after a step this small the next is below Q_TOL: the last
+        if last and abs(Q - last[0]) <= FUSE_STEP and abs(last[1]) <= FUSE_STEP:
+            F, dF, d2F = terms(Q, True)  # after a step this small the next is below Q_TOL
             fused[:] = [Q]
         else:
-            F, dF = nk.nce_dq(Yt, P, scale(Q), neg, prm, ws.bounds, ws("d2", chunks, n),
-                              ws("g", chunks, n), ws("kk", chunks, n), ws("cc", chunks, n))
+            F, dF, d2F = nk.nce_dq(Yt, P, scale(Q), neg, prm, ws.bounds, ws("d2", chunks, n),
+                                   ws("g", chunks, n), ws("kk", chunks, n), ws("cc", chunks, n),
+                                   ws("fa", chunks, n))
             fused.clear()
-        last[:] = [Q, F, dF]
+        dF = halley_slope(F, dF, d2F)
+        last[:] = [Q, F / dF if dF > 0.0 else np.inf]
         return F, dF
 
     def guess():

@@ -105,3 +105,83 @@ def test_no_dense_fallback(spec, caplog):
     with caplog.at_level(logging.INFO, logger="smallvis"):
         ExactEngine().evaluate(method, state, exact_Y(method, 2))
     assert "evaluated by the dense engine" not in caplog.text
+
+
+def test_ncvis_last_newton_pass_gives_the_forces(monkeypatch):
+    """The pass at the last Newton iterate also gives the costs and forces (no pass after the
+    solve): ``nce_terms``' dC/dQ sums are ``nce_dq``'s bits, so the solve takes the same path
+    and ends at the same normaliser as with a ``nce_dq`` pass per step; costs and forces within
+    Q_TOL of those at the root."""
+    from smallvis.engines import exact_nce, exact_nce_kernels as nk
+
+    method, state = _prepared("ncvis")
+    Y = exact_Y(method, 2)
+    engine = ExactEngine()
+    engine.evaluate(method, state, Y)  # Q* at Y: the next solve is warm-started from it
+    Y2 = 1.01 * Y + 0.01
+    calls = []
+
+    def counted(name):
+        fn = getattr(nk, name)
+
+        def wrapped(*args):
+            calls.append(name if name == "nce_dq" else (name, args[8]))
+            return fn(*args)
+        return wrapped
+
+    for name in ("nce_dq", "nce_terms"):
+        monkeypatch.setattr(nk, name, counted(name))
+    q0 = state.data["Q"]
+    fused = engine.evaluate(method, state, Y2)
+    assert calls[-1] == ("nce_terms", True) and calls.count("nce_dq") >= 1
+    q_fused = state.data["Q"]
+    calls.clear()
+    monkeypatch.setattr(exact_nce, "FUSE_STEP", 0.0)  # never fused: a pass after the solve
+    state.data["Q"] = q0
+    plain = engine.evaluate(method, state, Y2)
+    assert calls[-1] == ("nce_terms", False)
+    assert state.data["Q"] == q_fused  # the same Newton path, bit for bit
+    for a, b in zip(fused, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-11, atol=1e-14 * np.abs(b).max())
+
+
+def test_nce_terms_dq_sums_are_nce_dq_bits():
+    """nce_terms' derivative sums are nce_dq's bits; they are dC/dQ's first three derivatives
+    (central differences in Q: ``ec`` scales as ``e^-Q``)."""
+    method, state = _prepared(("ncvis", {"corrected": True}))
+    n = state.P.shape[0]
+    from smallvis.engines import exact_nce_kernels as nk
+    from smallvis.engines.exact_pairs import Workspace
+
+    ws = Workspace(n, 2)
+    Yt = np.ascontiguousarray(exact_Y(method, 2).T)
+    rng = np.random.default_rng(3)
+    ec, neg = rng.uniform(0.1, 10.0, n), rng.uniform(0.0, 1e-3, n)
+    prm = np.array([1.0, 1.6, 0.8])
+    scratch = [np.empty((ws.chunks, n)) for _ in range(7)]
+    G, pcost = np.empty((n, 2)), np.empty(n)
+
+    def dq(h=0.0):
+        return nk.nce_dq(Yt, state.P, ec * np.exp(-h), neg, prm, ws.bounds,
+                         *scratch[:2], *scratch[4:])
+
+    def terms(want_dq):
+        return nk.nce_terms(Yt, state.P, ec, neg, prm, ws.bounds, True, True, want_dq, *scratch,
+                            np.empty((ws.chunks, 2, n)), np.empty((ws.chunks, n)), G, pcost)
+
+    F, dF, d2F = dq()
+    assert terms(True) == (F, dF, d2F) and dF > 0 and d2F != 0
+    assert terms(False) == (0.0, 0.0, 0.0)
+    h = 1e-4
+    up, down = dq(h), dq(-h)
+    assert (up[0] - down[0]) / (2 * h) == pytest.approx(dF, rel=1e-6)
+    assert (up[1] - down[1]) / (2 * h) == pytest.approx(d2F, rel=1e-5)
+
+
+def test_halley_slope():
+    from smallvis.engines.exact_nce import halley_slope
+
+    F, dF, d2F = 0.1, 2.0, 3.0
+    assert F / halley_slope(F, dF, d2F) == pytest.approx(F / (dF - F * d2F / (2 * dF)))
+    assert halley_slope(1.0, 1.0, 5.0) == 1.0  # far from the root: Newton's slope
+    assert halley_slope(1.0, 0.0, 5.0) == 0.0

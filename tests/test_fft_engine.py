@@ -246,3 +246,39 @@ def test_channel_by_channel_transforms_are_the_whole_array_ones(k):
     np.testing.assert_array_equal(convolve(F, S, N, M, 2, channels=1), expected[:1])
     np.testing.assert_array_equal(convolve(F.copy(), S, N, M, 2, in_place=True), expected)
     np.testing.assert_array_equal(F, whole)  # untouched without in_place
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_a_scalar_also_asked_as_a_vector_and_requests_without_z_keep_their_bits(k):
+    """A scalar function that is also a vector one is read off the vector's first channel, and a
+    request with ``total=False`` skips Z (NaN): the scalars and vectors are the bits of the
+    requests that convolve every function apart and make Z, charged or not."""
+    from smallvis.engines.approx_terms import Sums
+    from smallvis.engines.exact_kernels import kernel_params
+    from smallvis.engines.radial_kernels import W, W_LOG_W, WG
+
+    rng = np.random.default_rng(4)
+    Y = rng.normal(scale=3.0, size=(300, k))
+    c = rng.uniform(-1.0, 2.0, 300)
+    engine = FFTEngine()
+    kp = kernel_params()
+    for charges in (None, c):
+        both = engine.radial(Y).sums(Sums(1, kp, scalars=(W, W_LOG_W), vectors=(W, W_LOG_W),
+                                          charges=charges))
+        scalars = engine.radial(Y).sums(Sums(1, kp, scalars=(W, W_LOG_W), charges=charges))
+        vectors = engine.radial(Y).sums(Sums(1, kp, vectors=(W, W_LOG_W), charges=charges))
+        assert both[0] == scalars[0] == vectors[0] and np.isfinite(both[0])
+        np.testing.assert_array_equal(both[1], scalars[1])
+        np.testing.assert_array_equal(both[2], vectors[2])
+        # a floored WG is not shared with the unfloored scalar WG
+        floored = engine.radial(Y).sums(Sums(0, kp, scalars=(WG,), vectors=(WG,), floor=1e-2,
+                                             charges=charges))
+        alone = engine.radial(Y).sums(Sums(0, kp, scalars=(WG,), charges=charges))
+        np.testing.assert_array_equal(floored[1], alone[1])
+        no_z = engine.radial(Y).sums(Sums(1, kp, scalars=(W_LOG_W,), vectors=(W,),
+                                          charges=charges, total=False))
+        with_z = engine.radial(Y).sums(Sums(1, kp, scalars=(W_LOG_W,), vectors=(W,),
+                                            charges=charges))
+        assert np.isnan(no_z[0]) and np.isfinite(with_z[0])
+        np.testing.assert_array_equal(no_z[1], with_z[1])
+        np.testing.assert_array_equal(no_z[2], with_z[2])

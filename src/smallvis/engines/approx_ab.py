@@ -125,8 +125,10 @@ def evaluate_ab(engine, plan, method, state, Y, f, *, cost, grad):
         scalars, vectors = (one_log, q_code(ONE, 2)), (q_code(ONE, 1, True),)
     qkp = q_params(kp, math.log(Z), log_floor, **x)
     # one scalar per request: a tree pass sums two scalars at most, one of them the weight
-    _, T, U = summer.sums(Sums(code, qkp, scalars=scalars[:1], vectors=vectors if grad else ()))
-    s1, s2 = T[:, 0], summer.sums(Sums(code, qkp, scalars=scalars[1:]))[1][:, 0]
+    # (Z is not read again: a grid skips it)
+    _, T, U = summer.sums(Sums(code, qkp, scalars=scalars[:1], vectors=vectors if grad else (),
+                               total=False))
+    s1, s2 = T[:, 0], summer.sums(Sums(code, qkp, scalars=scalars[1:], total=False))[1][:, 0]
 
     if branch == GENERAL:
         ob, ol = float(split_b), float(split_l)

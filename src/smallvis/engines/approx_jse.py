@@ -54,8 +54,8 @@ def _radial(engine, Y, eps):
 def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
     """``(pcost (n,) or None, gradient (n, k) or None)`` of JSE at ``Y``, exaggeration ``f``."""
     from . import approx_jse_kernels as kern
-    from .approx_nerv import (_charged_forces, column_sums, exact_rows, row_sums, stored_pairs,
-                              vector_functions)
+    from .approx_nerv import (NO_STORE, _charged_forces, column_sums, exact_rows, row_sums,
+                              stored_pairs, vector_functions)
     from .approx_nerv_kernels import transposed_forces
     from .approx_terms import Sums
     from .exact_kernels import kernel_params
@@ -87,6 +87,7 @@ def evaluate_jse(engine, plan, method, state, Y, f, *, cost, grad):
         floor[exact] = False
     kq_stored, fwd_stored = np.empty(n), np.empty(n)
     FA, FB = np.empty((n, k)), np.empty((n, k))
+    tpos, AB = (tpos, AB) if row and grad else NO_STORE  # (.approx_nerv)
     kern.jse_rows(*P, tpos, Y, f, log_norm.copy(), floor, kappa, eps, bool(cost), log_norm,
                   kq_stored, fwd_stored, FA, FB, AB)
     if row:

@@ -41,9 +41,9 @@ def jse_rows(indptr, indices, data, tpos, Y, f, log_s, floor, kappa, eps, with_c
     ``floor[i]``) at least the log-sum-exp of the row's stored weights; per entry ``e`` (``p = f
     P_ij``, ``log q = -d2 - log_norm[i]``, ``c = -log(1 - kappa)``, what the all-pairs sums
     count) ``u = qf L - q c`` and ``v = qf - q`` (0 on the diagonal), written as the stiffness
-    difference ``(s v - u) / kappa = A + s B``, stored at ``AB[tpos[e]]`` (the entry's place in P's
-    transpose, :func:`.approx_nerv_kernels.transposed_forces`); ``kq[i] = sum_e u``, ``FA[i] = sum A (y_i - y_j)``, ``FB[i] = sum B (y_i
-    - y_j)`` and, with ``with_cost``, ``fwd[i] = sum const - p log(M / p)`` less ``eps log eps``
+    difference ``(s v - u) / kappa = A + s B``, stored at ``AB[tpos[e]]`` (the entry's place in
+    P's transpose, :func:`.approx_nerv_kernels.transposed_forces`; ``tpos`` empty: not stored);
+    ``kq[i] = sum_e u``, ``FA[i] = sum A (y_i - y_j)``, ``FB[i] = sum B (y_i - y_j)`` and, with ``with_cost``, ``fwd[i] = sum const - p log(M / p)`` less ``eps log eps``
     per entry (the all-pairs constant counts every pair at ``P = 0``; else 0). One ``exp`` and one
     ``log1p`` per entry, both vectorised (:mod:`.._util.vmath`)."""
     n, k = Y.shape

@@ -189,7 +189,8 @@ def _row_weights(indptr, indices, Y, i, d2, dx, w):
 def store_row_stiffness(i, start, m, aa, bb, dx, tpos, AB, FA, FB):
     """Row ``i``'s stiffness differences written as ``A + s B`` (``aa``, ``bb``, offsets ``dx``):
     ``FA[i] = sum A (y_i - y_j)``, ``FB[i] = sum B (y_i - y_j)``, and each entry's ``(A, B)`` at its
-    place in P's transpose (``AB[tpos[start + t]]``, for :func:`transposed_forces`)."""
+    place in P's transpose (``AB[tpos[start + t]]``, for :func:`transposed_forces`; ``tpos`` empty:
+    not written, as a Q normalised over the matrix has no transposed forces)."""
     k = FA.shape[1]
     fa0 = 0.0
     fa1 = 0.0
@@ -206,10 +207,11 @@ def store_row_stiffness(i, start, m, aa, bb, dx, tpos, AB, FA, FB):
         fb0 += b * dx[0, t]
         fb1 += b * dx[1, t]
         fb2 += b * dx[2, t]
-    for t in range(m):
-        o = tpos[start + t]
-        AB[o, 0] = aa[t]
-        AB[o, 1] = bb[t]
+    if tpos.shape[0] > 0:  # a row-normalised Q's transposed forces read them
+        for t in range(m):
+            o = tpos[start + t]
+            AB[o, 0] = aa[t]
+            AB[o, 1] = bb[t]
     FA[i, 0] = fa0
     FB[i, 0] = fb0
     if k > 1:
@@ -229,8 +231,9 @@ def nerv_rows(indptr, indices, data, tpos, lp, Y, f, log_s, floor, eps, lam, wit
     max(q, eps)``, ``rev[i] = sum qf log(qf / p) - q log(q / eps)``, ``fwd[i] = sum p log(p / qf)
     - eps log(eps / q)`` (``with_cost``; else 0) and per entry the stiffness difference of
     :func:`stored_forces` written as ``A + s B``, stored at the entry's place in P's transpose
-    (``AB[tpos[e]] = (A, B)``, for :func:`transposed_forces`), with ``FA[i] = sum A (y_i - y_j)``
-    and ``FB[i] = sum B (y_i - y_j)`` over the row (its own stored forces are ``FA + s FB``)."""
+    (``AB[tpos[e]] = (A, B)``, for :func:`transposed_forces`; ``tpos`` empty: not stored), with
+    ``FA[i] = sum A (y_i - y_j)`` and ``FB[i] = sum B (y_i - y_j)`` over the row (its own stored
+    forces are ``FA + s FB``)."""
     n, k = Y.shape
     log_eps = math.log(eps)
     q_floor = math.exp(log_eps)  # qf where q is floored

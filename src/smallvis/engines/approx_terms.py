@@ -44,7 +44,9 @@ class Sums:
     phi(d2_ij)``) and times ``y_i - y_j`` (``vectors``), at most two of each besides ``W`` (which
     the tree sums with them); ``charges`` ``c`` (n,) (None: 1); ``floor``: the least weight of
     ``WG`` relative to ``Z`` (``eps``: the eps floor on Q; 0: none). The answer is
-    ``(Z, S (n, scalars), V (n, vectors, k))`` with ``Z = sum_{i != j} c_i c_j w_ij``."""
+    ``(Z, S (n, scalars), V (n, vectors, k))`` with ``Z = sum_{i != j} c_i c_j w_ij``; with
+    ``total`` False the caller does not read ``Z``, which an engine may then skip (NaN; a tree
+    sums it with the rest regardless)."""
 
     code: int
     kp: np.ndarray
@@ -52,6 +54,7 @@ class Sums:
     vectors: tuple = ()
     charges: np.ndarray | None = None
     floor: float = 0.0
+    total: bool = True
 
 
 def evaluate_plan(engine, plan, method, state, Y, f, *, cost, grad):

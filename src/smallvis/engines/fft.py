@@ -239,8 +239,11 @@ class GridSums:
     requests without charges share one forward transform (the first one's), and every request the
     samples and spectrum of a radial function already made on this grid (the row-normalised plan
     asks for ``W`` and ``WG`` twice). The node charges are spread into the engine's work array; a
-    charged request's spectrum is multiplied in place by its last kernel. The sums are linear in
-    the charges, which may have any sign (``signed_charges``)."""
+    charged request's spectrum is multiplied in place by its last kernel. A scalar function that is
+    also a vector one is read off the vector's first channel (one convolution), and a request that
+    does not ask for ``Z`` (``total``) gets NaN there and makes neither its spectrum sum nor its
+    self terms. The sums are linear in the charges, which may have any sign
+    (``signed_charges``)."""
 
     signed_charges = True
 
@@ -328,25 +331,36 @@ class GridSums:
             kern.self_weights(self.lw, quad[:p, :p], out)
             return out
 
-        spec_w, quad_w = self._samples(W, req)
-        power = F[0].real ** 2 + F[0].imag ** 2
-        power[..., 1:L] *= 2.0
-        Z = (float(np.sum(power * _mirror(spec_w))) / float(M) ** k
-             - float(np.sum(c2 * self_terms(quad_w))))
-        del power
+        Z = math.nan
+        if req.total or (req.floor and WG in req.vectors):
+            spec_w, quad_w = self._samples(W, req)
+            power = F[0].real ** 2 + F[0].imag ** 2
+            power[..., 1:L] *= 2.0
+            Z = (float(np.sum(power * _mirror(spec_w))) / float(M) ** k
+                 - float(np.sum(c2 * self_terms(quad_w))))
+            del power
+        # a scalar function also asked for as a vector reads the vector's first channel: each
+        # channel is transformed and gathered alone, so these are the bits of its own convolution
+        shared = {fn for fn in req.vectors if fn != WG or not req.floor}
         S = np.empty((n, len(req.scalars)))
+        charge = 1.0 if req.charges is None else c
         for s, fn in enumerate(req.scalars):
+            if fn in shared:
+                continue
             spec, quad = self._samples(fn, req)
             out = np.empty((n, 1))
             gather(self.cell, self.lw, _convolve(F, spec, N, M, workers, channels=1), out)
-            S[:, s] = out[:, 0] - (1.0 if req.charges is None else c) * self_terms(quad)
+            S[:, s] = out[:, 0] - charge * self_terms(quad)
         V = np.empty((n, len(req.vectors), k))
         last = len(req.vectors) - 1
         for v, fn in enumerate(req.vectors):
-            spec = self._samples(fn, req, req.floor * Z if fn == WG else 0.0)[0]
+            spec, quad = self._samples(fn, req, req.floor * Z if fn == WG else 0.0)
             out = np.empty((n, 1 + k))
             phi = _convolve(F, spec, N, M, workers,
                             in_place=v == last and req.charges is not None)
             gather(self.cell, self.lw, phi, out)
             V[:, v] = self.Yc * out[:, :1] - out[:, 1:]
+            for s, sfn in enumerate(req.scalars):
+                if sfn == fn and fn in shared:
+                    S[:, s] = out[:, 0] - charge * self_terms(quad)
         return Z, S, V

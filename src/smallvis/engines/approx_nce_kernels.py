@@ -25,8 +25,21 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.vmath import pow1
-from .exact_nce_kernels import _logistic
 from .output_kernel_functions import KP_A, KP_B, N_PARAMS
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _logistic(r):
+    """``(sigma, 1 - sigma)`` of the logit ``log r`` (``r`` in [0, inf]): ``r / (1 + r)`` up to
+    ``r = 1``, ``1 / (1 + 1 / r)`` above; both computed and one selected. The exact engine's
+    one-division form (:func:`.exact_nce_kernels._logistic`) is not used here: with it Barnes-Hut's
+    ncvis gradient differed in the last bits between 1 and 2 threads
+    (tests/test_approx_nce.py::test_does_not_depend_on_the_number_of_threads; cause not found)."""
+    om = 1.0 / (1.0 + r)
+    low = r * om
+    high = 1.0 / (1.0 + 1.0 / r)
+    return (low if r <= 1.0 else high), om
+
 
 # the slot of ec in kp
 EC = N_PARAMS

@@ -17,7 +17,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.vmath import log1p1
-from .approx_nerv_kernels import CHUNK, TINY, _row_weights, store_row_stiffness
+from .approx_nerv_kernels import CHUNK, TINY, row_norm, store_row_stiffness
 from .csr_row_kernels import widest_row
 
 
@@ -62,12 +62,8 @@ def jse_rows(indptr, indices, data, tpos, Y, f, log_s, floor, kappa, eps, with_c
         for i in range(ch * CHUNK, min(n, (ch + 1) * CHUNK)):
             start = indptr[i]
             m = indptr[i + 1] - start
-            top, lse = _row_weights(indptr, indices, Y, i, d2, dx, w)
-            ln = log_s[i]
-            if floor[i] and not ln >= lse:  # np.fmax: a NaN log_s gives lse
-                ln = lse
+            ln, scale = row_norm(indptr, indices, Y, i, log_s, floor, d2, dx, w)
             log_norm[i] = ln
-            scale = math.exp(top - ln) if m > 0 else 0.0
             for t in range(m):  # q, and log1p's argument kappa (p / qf - 1) (vectorised)
                 lq = -d2[t] - ln
                 q = w[t] * (scale if lq > TINY else 0.0)  # no subnormal q

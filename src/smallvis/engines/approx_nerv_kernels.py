@@ -186,6 +186,20 @@ def _row_weights(indptr, indices, Y, i, d2, dx, w):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def row_norm(indptr, indices, Y, i, log_s, floor, d2, dx, w):
+    """:func:`_row_weights` of row ``i``, then its log-normaliser ``ln``: ``log_s[i]``, raised to
+    the row's own log-sum-exp where ``floor[i]`` (``np.fmax``: a NaN ``log_s`` gives it); returns
+    ``(ln, scale)``, ``scale = exp(top - ln)`` the factor from the buffer's weights to q (0 for an
+    empty row)."""
+    top, lse = _row_weights(indptr, indices, Y, i, d2, dx, w)
+    ln = log_s[i]
+    if floor[i] and not ln >= lse:
+        ln = lse
+    scale = math.exp(top - ln) if indptr[i + 1] > indptr[i] else 0.0
+    return ln, scale
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def store_row_stiffness(i, start, m, aa, bb, dx, tpos, AB, FA, FB):
     """Row ``i``'s stiffness differences written as ``A + s B`` (``aa``, ``bb``, offsets ``dx``):
     ``FA[i] = sum A (y_i - y_j)``, ``FB[i] = sum B (y_i - y_j)``, and each entry's ``(A, B)`` at its
@@ -249,12 +263,8 @@ def nerv_rows(indptr, indices, data, tpos, lp, Y, f, log_s, floor, eps, lam, wit
         for i in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
             start = indptr[i]
             m = indptr[i + 1] - start
-            top, lse = _row_weights(indptr, indices, Y, i, d2, dx, w)
-            ln = log_s[i]
-            if floor[i] and not ln >= lse:  # np.fmax: a NaN log_s gives lse
-                ln = lse
+            ln, scale = row_norm(indptr, indices, Y, i, log_s, floor, d2, dx, w)
             log_norm[i] = ln
-            scale = math.exp(top - ln) if m > 0 else 0.0
             # three loops: the terms (vectorised), the row's sums, the stiffness to its place in
             # the transpose (one loop of all three runs at about half the speed)
             for t in range(m):

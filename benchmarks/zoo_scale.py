@@ -4,6 +4,8 @@ before the first iteration (affinities, start, compile), peak memory and kNN@15.
     python benchmarks/zoo_scale.py                               # 5,000 / 20,000 / 70,000 points
     python benchmarks/zoo_scale.py --sizes 2000 --methods tsne,ee --iterations 10
     python benchmarks/zoo_scale.py --sizes 70000 --engines fft --data blobs --knn-cache /tmp/zk
+    python benchmarks/zoo_scale.py --resume --out zoo.json ...   # go on with an interrupted run
+    python benchmarks/zoo_scale.py --table zoo.json              # its markdown tables
 
 Which engines serve a method comes from the catalog (``smallvis.list_methods()``); the dense engine
 runs only up to ``--dense-max`` points (its n x n matrices), and a run the memory guard refuses is
@@ -11,8 +13,8 @@ recorded with its message. Each run is a fresh process (its own peak memory), wi
 defaults (``defaults="auto"``, the method's own step size), ``tol=0`` (no early stop) and 2 threads.
 A run of ``--iterations`` iterations is the first iterations of the modern defaults' whole run: it
 is given that run's schedule (early exaggeration and momentum 0.5 until iteration 250), not the one
-``defaults="auto"`` gives a short run. With ``--knn-cache`` each run is given the cached neighbour
-graph (``metric="precomputed"``) and, where the method's start is a PCA of the data, that start
+``defaults="auto"`` gives a short run. With ``--knn-cache`` each run on bh, fft or sgd is given the
+cached neighbour graph (``metric="precomputed"``; exact and dense get the data) and, where the method's start is a PCA of the data, that start
 computed from the data: the graph alone would start it from the Laplacian eigenmap.
 Data: ``blobs`` (20 Gaussian blobs in 50-D) and ``digits`` (scikit-learn's 8x8 digits resampled with
 replacement to n points plus N(0, 0.5^2) pixel noise: the class structure of real images at any
@@ -260,16 +262,24 @@ def main(argv=None) -> int:
     ap.add_argument("--engines", default="", help="comma-separated; default: all that serve")
     ap.add_argument("--data", default=",".join(DATASETS))
     ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--exact-iterations", type=int, default=0,
+                    help="iterations of the exact and dense engines' runs (0: --iterations)")
     ap.add_argument("--dense-max", type=int, default=5000)
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per run")
     ap.add_argument("--out", default="zoo_scale.json")
     ap.add_argument("--knn-cache", default="",
                     help="folder: search each dataset's 90 nearest neighbours once and give every "
-                         "run that graph (metric='precomputed'; the PCA start computed from the "
-                         "data; kNN@15 against the graph's first 15)")
+                         "run on bh, fft and sgd that graph (metric='precomputed'; the PCA start "
+                         "computed from the data; kNN@15 against the graph's first 15); the exact "
+                         "and dense engines are given the data (their P is over all pairs)")
     ap.add_argument("--common-layout", type=float, default=0.0, metavar="EXTENT",
                     help="also time one gradient evaluation of each bh/fft run at a layout shared "
                          "by every method, spanning EXTENT (0: not)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the rows already in --out and run only the cells it lacks (or "
+                         "whose run failed)")
+    ap.add_argument("--table", nargs="+", metavar="JSON",
+                    help="print the markdown tables of these result files and exit")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if not (np.isfinite(args.common_layout) and args.common_layout >= 0.0):
@@ -279,17 +289,34 @@ def main(argv=None) -> int:
         row = child(**json.loads(args.child))
         print(MARK + json.dumps(row), flush=True)
         return 0
+    if args.table:
+        rows = []
+        for path in args.table:
+            with open(path) as fh:
+                rows += json.load(fh)
+        print(tables(rows))
+        return 0
+    if min(args.iterations, args.exact_iterations or 1) < 1:
+        ap.error("--iterations and --exact-iterations must be at least 1")
     sizes = [int(s) for s in args.sizes.split(",")]
     methods = set(filter(None, args.methods.split(",")))
     engines = set(filter(None, args.engines.split(",")))
     rows = []
+    if args.resume and os.path.exists(args.out):
+        with open(args.out) as fh:  # a crash ("failed") is run again: it may have been fixed
+            rows = [r for r in json.load(fh) if not str(r.get("status")).startswith("failed")]
+    done = {_cell(r) for r in rows}
     env = {**os.environ, "NUMBA_NUM_THREADS": str(THREADS)}
     for data in args.data.split(","):
         for method, engine, n in plan(sizes, methods, engines, args.dense_max):
-            spec = dict(data=data, n=n, method=method, engine=engine, iterations=args.iterations)
+            if (data, n, method, engine) in done:
+                continue
+            its = (args.exact_iterations or args.iterations) if engine in ("exact", "dense") \
+                else args.iterations
+            spec = dict(data=data, n=n, method=method, engine=engine, iterations=its)
             if args.common_layout and engine in ("bh", "fft"):
                 spec["common"] = args.common_layout
-            if args.knn_cache and engine != "dense":
+            if args.knn_cache and engine in ("bh", "fft", "sgd"):
                 os.makedirs(args.knn_cache, exist_ok=True)
                 spec["knn_file"] = neighbours(data, n, args.knn_cache)
             try:
@@ -307,6 +334,54 @@ def main(argv=None) -> int:
                 json.dump(rows, fh, indent=1)
     print(_ratios(rows))
     return 0
+
+
+def _cell(row: dict) -> tuple:
+    return row["data"], row["n"], row["method"], row["engine"]
+
+
+ENGINES = ("dense", "exact", "bh", "fft", "sgd")
+
+
+def tables(rows) -> str:
+    """One markdown table per (dataset, size): a row per method, a column per engine with the
+    time per iteration, its ratio to tsne's on that engine and kNN@15 (``ms · ×tsne · kNN``), and
+    the largest peak memory of the approximate engines' runs. A later row of a cell replaces an
+    earlier one (a rerun)."""
+    cells = {_cell(r): r for r in rows}
+    out = []
+    for data, n in sorted({(c[0], c[1]) for c in cells}, key=lambda k: (k[0], k[1])):
+        here = {c[2:]: r for c, r in cells.items() if c[:2] == (data, n)}
+        engines = [e for e in ENGINES if any(e == key[1] for key in here)]
+        methods = list(dict.fromkeys(key[0] for key in here))
+        base = {e: here[("tsne", e)]["per_iter_s"] for e in engines
+                if here.get(("tsne", e), {}).get("status") == "ok"}
+        out += [f"**{data}, {n:,} points** (time per iteration · × tsne's on that engine · kNN@15)", "",
+                "| method | " + " | ".join(engines) + " | peak MB (bh, fft, sgd) |",
+                "|---|" + "--:|" * (len(engines) + 1)]
+        for method in methods:
+            line, peaks = [], []
+            for e in engines:
+                r = here.get((method, e))
+                if r is None:
+                    line.append("·")
+                    continue
+                if r.get("status") != "ok":
+                    line.append(str(r.get("status", "failed")).split(":")[0])
+                    continue
+                ratio = f" · {r['per_iter_s'] / base[e]:.2f}×" if e in base else ""
+                flag = " (diverged)" if r.get("diverged") else ""
+                line.append(f"{_duration(r['per_iter_s'])}{ratio} · {r['knn15']:.3f}{flag}")
+                if e in ("bh", "fft", "sgd") and r.get("peak_mb"):
+                    peaks.append(r["peak_mb"])
+            out.append(f"| {method} | " + " | ".join(line)
+                       + f" | {max(peaks) if peaks else '·'} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.2f} s" if seconds >= 1.0 else f"{seconds * 1000:.3g} ms"
 
 
 def _format(row: dict) -> str:

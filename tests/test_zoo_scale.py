@@ -80,3 +80,54 @@ def test_a_run_on_the_cached_graph_starts_from_the_datas_pca(tmp_path, monkeypat
     assert seen["metric"] == "precomputed" and seen["stop_lying_iter"] == 250
     X = zoo.load("blobs", 300)[0]
     np.testing.assert_array_equal(seen["Y_init"], zoo.user_start(X, "tasne", "fft"))
+
+
+def _row(method, engine, per_iter, n=100, **extra):
+    return {"data": "blobs", "n": n, "method": method, "engine": engine, "status": "ok",
+            "per_iter_s": per_iter, "knn15": 0.5, "peak_mb": 100, "diverged": False, **extra}
+
+
+def test_the_tables_give_each_method_its_time_and_ratio_to_tsne_per_engine():
+    rows = [_row("tsne", "exact", 0.010), _row("tsne", "fft", 0.002, peak_mb=300),
+            _row("ee", "exact", 0.030), _row("ee", "fft", 2.5, peak_mb=900),
+            {"data": "blobs", "n": 100, "method": "mmds", "engine": "exact",
+             "status": "refused: too large"},
+            _row("tsne", "exact", 0.020, n=200)]
+    text = _zoo().tables(rows)
+    assert "**blobs, 100 points**" in text and "**blobs, 200 points**" in text
+    first = text.split("**blobs, 200 points**")[0]
+    lines = {ln.split(" | ")[0]: ln for ln in first.splitlines() if ln.startswith("| ")}
+    assert lines["| method"] == "| method | exact | fft | peak MB (bh, fft, sgd) |"
+    assert "10 ms · 1.00× · 0.500" in lines["| tsne"] and lines["| tsne"].endswith("| 300 |")
+    assert "30 ms · 3.00×" in lines["| ee"] and "2.50 s · 1250.00×" in lines["| ee"]
+    assert lines["| mmds"] == "| mmds | refused | · | · |"
+
+
+def test_a_resumed_run_keeps_its_rows_and_runs_only_the_missing_cells(tmp_path, monkeypatch):
+    import json
+    import subprocess
+
+    zoo = _zoo()
+    out = tmp_path / "zoo.json"
+    crashed = {**_row("tsne", "bh", 0.0, n=60), "status": "failed: ['KeyError']"}
+    out.write_text(json.dumps([_row("tsne", "exact", 0.01, n=60), crashed]))
+    ran = []
+
+    class Done:
+        stdout = zoo.MARK + json.dumps({"status": "ok", "per_iter_s": 0.02, "knn15": 0.4,
+                                        "peak_mb": 1, "diverged": False, "setup_s": 0.0})
+        stderr = ""
+
+    def fake_run(cmd, **kwargs):
+        ran.append(json.loads(cmd[-1]))
+        return Done()
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    zoo.main(["--sizes", "60", "--methods", "tsne", "--engines", "exact,dense,bh", "--data",
+              "blobs", "--iterations", "20", "--exact-iterations", "4", "--resume", "--out",
+              str(out)])
+    # exact was there; the crash is run again
+    assert sorted((s["engine"], s["iterations"]) for s in ran) == [("bh", 20), ("dense", 4)]
+    rows = json.loads(out.read_text())
+    assert sorted(r["engine"] for r in rows) == ["bh", "dense", "exact"]
+    assert all(r["status"] == "ok" for r in rows)

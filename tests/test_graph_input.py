@@ -154,3 +154,29 @@ def test_given_P_is_checked(digits):
     with pytest.raises(ValueError, match=r"\(n, n\) input affinities"):
         smallvis(P[:, :50], metric="affinities")
     assert np.isfinite(smallvis(sparse.csr_matrix(P), **run)).all()
+
+
+# every method and engine on a graph: a picture, or a refusal that names what is missing
+GRAPH_REFUSALS = ("needs all pairwise input distances", "needs input coordinates")
+
+
+def _method_engines():
+    from smallvis import list_methods
+
+    return [(info.name, engine) for info in list_methods() for engine in info.engines]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method, engine", _method_engines())
+def test_every_method_on_every_engine_takes_a_graph_or_says_why_not(digits, method, engine):
+    X = digits[0][:200]
+    G = kneighbors_graph(X, 90, mode="distance")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            Y = smallvis(G, method=method, engine=engine, metric="precomputed", max_iter=3,
+                         defaults="auto", random_state=0)
+        except ValueError as err:
+            assert any(reason in str(err) for reason in GRAPH_REFUSALS), str(err)
+            return
+    assert Y.shape == (200, 2) and np.isfinite(Y).all()

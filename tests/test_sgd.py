@@ -317,3 +317,20 @@ def test_block_partition_is_fixed_and_covers_every_point():
     b = block_starts(1000)
     assert b[0] == 0 and b[-1] == 1000 and len(b) == 17 and np.all(np.diff(b) > 0)
     assert len(block_starts(5)) == 6
+
+
+def test_rows_left_without_edges_by_the_pruning_get_no_mass():
+    # the last point's edges are below max / n_epochs: pruned, so its row is empty (a trailing
+    # empty row once made np.add.reduceat fail)
+    from types import SimpleNamespace
+
+    from scipy import sparse
+
+    from smallvis.engines.sgd import SGDEngine
+
+    P = np.array([[0, 1.0, 0.5, 1e-4], [1.0, 0, 0.5, 0], [0.5, 0.5, 0, 0], [1e-4, 0, 0, 0]])
+    state = SimpleNamespace(P=sparse.csr_matrix(P))
+    P_kept, edge_p, row_p = SGDEngine()._graph(state, SimpleNamespace(forces="umap"), 100)
+    assert P_kept.nnz == 6 and row_p.shape == (4,) and row_p[3] == 0.0
+    np.testing.assert_allclose(row_p, [1.5 / 4, 1.5 / 4, 1 / 4, 0.0], rtol=1e-15)
+    assert edge_p.sum() == pytest.approx(1.0)

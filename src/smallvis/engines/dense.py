@@ -65,8 +65,17 @@ class DenseEngine:
         check_dense_memory(n)
 
     def prepare(self, method, data, *, extras=frozenset(), rng=None):
-        """The method's input affinities as (n, n) arrays."""
-        return method.prepare(data, extras=extras)
+        """The method's input affinities as (n, n) arrays (a kNN graph's sparse ones made dense:
+        ``Method.terms`` computes on arrays)."""
+        from scipy import sparse
+
+        state = method.prepare(data, extras=extras)
+        if sparse.issparse(state.P):
+            state.P = state.P.toarray()
+        for name, value in state.data.items():
+            if sparse.issparse(value):
+                state.data[name] = value.toarray()
+        return state
 
     def evaluate(self, method, state, Y, exaggeration=1.0, *, cost=True, grad=True):
         """Return ``(pcost (n,) or None, gradient (n, k) or None)`` at ``Y``."""

@@ -200,8 +200,10 @@ class SGDEngine:
         if P.nnz == 0:
             raise ValueError("the affinity graph has no edges: nothing for the SGD to sample")
         edge_p = P.data / P.data.sum()
-        row_p = np.add.reduceat(edge_p, P.indptr[:-1]) if P.nnz else np.zeros(P.shape[0])
-        row_p[np.diff(P.indptr) == 0] = 0.0
+        # each row's sum; reduceat over the rows with edges only (it fails on trailing empty ones)
+        row_p = np.zeros(P.shape[0])
+        filled = np.diff(P.indptr) > 0
+        row_p[filled] = np.add.reduceat(edge_p, P.indptr[:-1][filled])
         return P, edge_p, row_p
 
     # -- the optimisation -----------------------------------------------------------------------

@@ -62,6 +62,13 @@ class InputData:
         found = self.known_neighbors()
         return None if found is None else found[0].shape[1]
 
+    def require_distances(self) -> None:
+        """Refuse a kNN graph or given affinities, with the reason, where every pair's input
+        distance will be read (the sgd engine's sampled pairs read them from the input on the
+        fly, so it asks before it starts)."""
+        if self.graph:
+            self._no_distances()
+
     def _no_distances(self):
         what = ("the input affinities P (metric='affinities')" if self.given_P is not None
                 else f"a kNN graph ({self.max_neighbors} neighbours per point)")

@@ -52,6 +52,13 @@ class ElasticEmbedding(Method):
             state.data["Vn"] = np.ones_like(state.P)
         return state
 
+    def prepare_sparse(self, data, **options):
+        """The sparse affinities; with ``neg_weights`` the sgd engine reads the input distance of
+        every sampled pair, so a kNN graph is refused first."""
+        if self.params["neg_weights"]:
+            data.require_distances()
+        return super().prepare_sparse(data, **options)
+
     def terms(self, d2, state, exaggeration, *, cost, grad):
         lam = self.params["lambda"]
         P, Vn = state.P, state.data["Vn"]  # exaggeration is ignored
@@ -91,6 +98,8 @@ class TEE(Method):
         state = super().prepare(data, extras=extras)
         data.release("D2")  # P is calibrated
         V = unnormalised_affinities(state)
+        if hasattr(V, "toarray"):  # a kNN graph's (sparse): the exact pass reads V as (n, n)
+            V = V.toarray()
         N = V.sum()
         # column sums of Vc log Vc and Vc (Vc = V floored at eps) accumulated row by row: the
         # order of np.sum(axis=0), without three (n, n) temporaries

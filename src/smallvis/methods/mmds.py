@@ -109,6 +109,7 @@ class DistanceEmbedding(Method):
 
     def prepare_sparse(self, data, **kw):
         """No affinities: the sgd engine reads the input distances of the pairs it samples."""
+        data.require_distances()
         return MethodState(P=None)
 
     def laplacian_affinity(self, state):

@@ -14,8 +14,10 @@ defaults (``defaults="auto"``, the method's own step size), ``tol=0`` (no early 
 A run of ``--iterations`` iterations is the first iterations of the modern defaults' whole run: it
 is given that run's schedule (early exaggeration and momentum 0.5 until iteration 250), not the one
 ``defaults="auto"`` gives a short run. With ``--knn-cache`` each run on bh, fft or sgd is given the
-cached neighbour graph (``metric="precomputed"``; exact and dense get the data) and, where the method's start is a PCA of the data, that start
-computed from the data: the graph alone would start it from the Laplacian eigenmap.
+cached neighbour graph (``metric="precomputed"``) and, where the method's start is a PCA of the
+data, that start computed from the data: the graph alone would start it from the Laplacian
+eigenmap. The exact and dense engines get the data, and so does a method that reads every pair's
+input distance (refused on a graph: sgd's mmds, say).
 Data: ``blobs`` (20 Gaussian blobs in 50-D) and ``digits`` (scikit-learn's 8x8 digits resampled with
 replacement to n points plus N(0, 0.5^2) pixel noise: the class structure of real images at any
 size, no download). One run per cell: the times are for orientation, not statistics; kNN@15 is that
@@ -211,14 +213,22 @@ def child(data: str, n: int, method: str, engine: str, iterations: int,
             attempts.append(it)
         marks.setdefault(it, time.perf_counter())
 
+    def run(given):
+        return smallvis(given, method=method, engine=engine, max_iter=iterations, tol=0,
+                        defaults="auto", n_threads=THREADS, random_state=1, ret_extra=True,
+                        epoch=iterations, epoch_callback=callback,  # one cost, at the end
+                        **run_schedule(engine),
+                        **({} if given is X else {"metric": "precomputed", **begin}))
+
     start = time.perf_counter()
     try:
-        res = smallvis(X if graph is None else graph, method=method, engine=engine,
-                       max_iter=iterations, tol=0, defaults="auto", n_threads=THREADS,
-                       random_state=1, ret_extra=True, epoch=iterations,
-                       epoch_callback=callback,  # one cost, at the end
-                       **run_schedule(engine), **begin,
-                       **({} if graph is None else {"metric": "precomputed"}))
+        try:
+            res = run(X if graph is None else graph)
+        except ValueError as err:  # a method that reads every pair's input distance: the data
+            if graph is None or "needs all pairwise input distances" not in str(err):
+                raise
+            graph, start = None, time.perf_counter()
+            res = run(X)
     except (MemoryError, ValueError) as err:
         return {"status": f"refused: {err}"[:200], "peak_mb": round(_peak_mb())}
     except DivergenceError as err:  # the modern defaults' step size is too large here
@@ -237,7 +247,8 @@ def child(data: str, n: int, method: str, engine: str, iterations: int,
             "compile_s": res.compile_secs, "total_s": end - start,
             "knn15": (float(knn_preservation(X, res.Y, 15)) if graph is None
                       else _knn15_from(graph[0], res.Y)), "peak_mb": peak,
-            "diverged": bool(res.diverged), "attempts": len(attempts)}
+            "diverged": bool(res.diverged), "attempts": len(attempts),
+            "input": "data" if graph is None else "graph"}
 
 
 def plan(sizes, methods, engines, dense_max):

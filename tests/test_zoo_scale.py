@@ -131,3 +131,11 @@ def test_a_resumed_run_keeps_its_rows_and_runs_only_the_missing_cells(tmp_path, 
     rows = json.loads(out.read_text())
     assert sorted(r["engine"] for r in rows) == ["bh", "dense", "exact"]
     assert all(r["status"] == "ok" for r in rows)
+
+
+def test_a_method_that_needs_every_input_distance_is_given_the_data(tmp_path):
+    zoo = _zoo()
+    path = zoo.neighbours("blobs", 200, str(tmp_path))
+    row = zoo.child("blobs", 200, "mmds", "sgd", 2, knn_file=path)
+    assert row["status"] == "ok" and row["input"] == "data"
+    assert zoo.child("blobs", 200, "umap", "sgd", 2, knn_file=path)["input"] == "graph"

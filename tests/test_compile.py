@@ -102,3 +102,39 @@ def test_cache_saves_and_loads_hold_the_cache_folder_lock(tmp_path, monkeypatch)
     assert kernel(21) == 42 and kernel(1.5) == 3.0  # two signatures: two saves
     assert held and all(held)
     assert len(list((tmp_path / "__pycache__").glob("locked_kernels.twice-*.nbc"))) == 2
+
+
+def test_a_change_to_any_kernel_source_compiles_the_cached_kernels_again(tmp_path):
+    # smallvis._util.cache_stamp: a kernel's cached code holds the jitted functions it calls from
+    # other files; numba's stamp (its own file's time and size) missed edits to those
+    (tmp_path / "stamped_kernels.py").write_text(
+        "from smallvis._util.jit import njit\n@njit(cache=True)\ndef twice(x):\n    return 2 * x\n")
+    env = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{SRC.parent}"}
+
+    def loaded_from_cache(digest):
+        code = ("import smallvis._util.cache_stamp as s\n"
+                f"s.kernel_sources_digest = lambda: {digest!r}\n"
+                "import stamped_kernels as k\n"
+                "assert k.twice(21) == 42\n"
+                "print(sum(k.twice.stats.cache_hits.values()))")
+        out = _run(code, env=env, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip() == "1"
+
+    assert [loaded_from_cache(d) for d in ("old", "old", "new", "new")] == [False, True, False,
+                                                                             True]
+
+
+def test_the_kernel_sources_digest_follows_the_files_with_jitted_code(tmp_path):
+    from smallvis._util.cache_stamp import kernel_sources_digest, sources_digest
+
+    (tmp_path / "sub").mkdir()
+    kernel, other = tmp_path / "sub" / "k_kernels.py", tmp_path / "api.py"
+    kernel.write_text("from x import njit\nC = 1\n")
+    other.write_text("A = 1\n")
+    first = sources_digest(tmp_path)
+    other.write_text("A = 2\n")  # no jitted code: no recompilation
+    assert sources_digest(tmp_path) == first
+    kernel.write_text("from x import njit\nC = 2\n")
+    assert sources_digest(tmp_path) != first
+    assert len(kernel_sources_digest()) == 32

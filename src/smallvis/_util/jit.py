@@ -20,7 +20,8 @@ from the cache, and diverged to ~1 % of the coordinates after 200 iterations (is
 fastmath every copy computes the IEEE result of the source's order of operations: the same bits
 whichever copy runs. Kernels that need vector speed in a sum spell out independent partial sums.
 
-Processes sharing a cache folder save and load its files one at a time (:mod:`.cache_lock`).
+Processes sharing a cache folder save and load its files one at a time (:mod:`.cache_lock`); a
+cached kernel is compiled again when any kernel source of the package changes (:mod:`.cache_stamp`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from __future__ import annotations
 from numba import njit as _numba_njit
 
 from .cache_lock import lock_cache_files
+from .cache_stamp import stamp_with_kernel_sources
 from .log import logger
 
 _told = []
@@ -70,7 +72,7 @@ def njit(*args, **options):
             _tell(func, err)
         else:
             if _cache_writable(dispatcher):
-                return lock_cache_files(dispatcher)
+                return lock_cache_files(stamp_with_kernel_sources(dispatcher))
             _tell(func, "the cache folder is not writable")
         return _numba_njit(*args, **{**options, "cache": False})(func)
 

@@ -16,8 +16,8 @@ is given that run's schedule (early exaggeration and momentum 0.5 until iteratio
 ``defaults="auto"`` gives a short run. With ``--knn-cache`` each run on bh, fft or sgd is given the
 cached neighbour graph (``metric="precomputed"``) and, where the method's start is a PCA of the
 data, that start computed from the data: the graph alone would start it from the Laplacian
-eigenmap. The exact and dense engines get the data, and so does a method that reads every pair's
-input distance (refused on a graph: sgd's mmds, say).
+eigenmap. The exact and dense engines get the data, and so does a method that reads the input
+itself (refused on a graph: sgd's mmds, gsne's moments on bh and fft).
 Data: ``blobs`` (20 Gaussian blobs in 50-D) and ``digits`` (scikit-learn's 8x8 digits resampled with
 replacement to n points plus N(0, 0.5^2) pixel noise: the class structure of real images at any
 size, no download). One run per cell: the times are for orientation, not statistics; kNN@15 is that
@@ -51,6 +51,7 @@ import numpy as np
 THREADS = 2
 DATASETS = ("blobs", "digits")
 MARK = "@@zoo "
+NEEDS_DATA = ("needs all pairwise input distances", "needs input coordinates")  # graph refusals
 KNN_CACHE_K = 90  # 3 x perplexity 30: what every method on a sparse-P engine reads at most
 
 
@@ -224,8 +225,8 @@ def child(data: str, n: int, method: str, engine: str, iterations: int,
     try:
         try:
             res = run(X if graph is None else graph)
-        except ValueError as err:  # a method that reads every pair's input distance: the data
-            if graph is None or "needs all pairwise input distances" not in str(err):
+        except ValueError as err:  # a method that reads the input itself (mmds, gsne): the data
+            if graph is None or not any(why in str(err) for why in NEEDS_DATA):
                 raise
             graph, start = None, time.perf_counter()
             res = run(X)

@@ -139,3 +139,4 @@ def test_a_method_that_needs_every_input_distance_is_given_the_data(tmp_path):
     row = zoo.child("blobs", 200, "mmds", "sgd", 2, knn_file=path)
     assert row["status"] == "ok" and row["input"] == "data"
     assert zoo.child("blobs", 200, "umap", "sgd", 2, knn_file=path)["input"] == "graph"
+    assert zoo.child("blobs", 200, "gsne", "fft", 2, knn_file=path)["input"] == "data"

@@ -289,7 +289,7 @@ def main(argv=None) -> int:
                          "by every method, spanning EXTENT (0: not)")
     ap.add_argument("--resume", action="store_true",
                     help="keep the rows already in --out and run only the cells it lacks (or "
-                         "whose run failed)")
+                         "whose run crashed or was refused the graph)")
     ap.add_argument("--table", nargs="+", metavar="JSON",
                     help="print the markdown tables of these result files and exit")
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -315,8 +315,8 @@ def main(argv=None) -> int:
     engines = set(filter(None, args.engines.split(",")))
     rows = []
     if args.resume and os.path.exists(args.out):
-        with open(args.out) as fh:  # a crash ("failed") is run again: it may have been fixed
-            rows = [r for r in json.load(fh) if not str(r.get("status")).startswith("failed")]
+        with open(args.out) as fh:  # a crash ("failed") is run again: it may have been fixed;
+            rows = [r for r in json.load(fh) if not _rerun(r)]  # so is a graph refusal
     done = {_cell(r) for r in rows}
     env = {**os.environ, "NUMBA_NUM_THREADS": str(THREADS)}
     for data in args.data.split(","):
@@ -346,6 +346,14 @@ def main(argv=None) -> int:
                 json.dump(rows, fh, indent=1)
     print(_ratios(rows))
     return 0
+
+
+def _rerun(row: dict) -> bool:
+    """Whether ``--resume`` runs this row's cell again: it crashed, or its method was refused the
+    neighbour graph (the run now gives it the data)."""
+    status = str(row.get("status"))
+    return status.startswith("failed") or (status.startswith("refused")
+                                           and any(why in status for why in NEEDS_DATA))
 
 
 def _cell(row: dict) -> tuple:
@@ -379,7 +387,7 @@ def tables(rows) -> str:
                     line.append("·")
                     continue
                 if r.get("status") != "ok":
-                    line.append(str(r.get("status", "failed")).split(":")[0])
+                    line.append(str(r.get("status") or "failed").split()[0].rstrip(":"))
                     continue
                 ratio = f" · {r['per_iter_s'] / base[e]:.2f}×" if e in base else ""
                 flag = " (diverged)" if r.get("diverged") else ""

@@ -110,7 +110,8 @@ def test_a_resumed_run_keeps_its_rows_and_runs_only_the_missing_cells(tmp_path, 
     zoo = _zoo()
     out = tmp_path / "zoo.json"
     crashed = {**_row("tsne", "bh", 0.0, n=60), "status": "failed: ['KeyError']"}
-    out.write_text(json.dumps([_row("tsne", "exact", 0.01, n=60), crashed]))
+    no_graph = {**_row("tsne", "fft", 0.0, n=60), "status": "refused: ... needs input coordinates"}
+    out.write_text(json.dumps([_row("tsne", "exact", 0.01, n=60), crashed, no_graph]))
     ran = []
 
     class Done:
@@ -123,13 +124,14 @@ def test_a_resumed_run_keeps_its_rows_and_runs_only_the_missing_cells(tmp_path, 
         return Done()
 
     monkeypatch.setattr(subprocess, "run", fake_run)
-    zoo.main(["--sizes", "60", "--methods", "tsne", "--engines", "exact,dense,bh", "--data",
+    zoo.main(["--sizes", "60", "--methods", "tsne", "--engines", "exact,dense,bh,fft", "--data",
               "blobs", "--iterations", "20", "--exact-iterations", "4", "--resume", "--out",
               str(out)])
-    # exact was there; the crash is run again
-    assert sorted((s["engine"], s["iterations"]) for s in ran) == [("bh", 20), ("dense", 4)]
+    # exact was there; the crash and the graph refusal are run again
+    assert sorted((s["engine"], s["iterations"]) for s in ran) == [("bh", 20), ("dense", 4),
+                                                                    ("fft", 20)]
     rows = json.loads(out.read_text())
-    assert sorted(r["engine"] for r in rows) == ["bh", "dense", "exact"]
+    assert sorted(r["engine"] for r in rows) == ["bh", "dense", "exact", "fft"]
     assert all(r["status"] == "ok" for r in rows)
 
 

@@ -304,8 +304,11 @@ def main(argv=None) -> int:
     if args.table:
         rows = []
         for path in args.table:
-            with open(path) as fh:
-                rows += json.load(fh)
+            try:
+                with open(path) as fh:
+                    rows += json.load(fh)
+            except (OSError, ValueError) as err:
+                ap.error(f"--table: cannot read results file {path!r}: {err}")
         print(tables(rows))
         return 0
     if min(args.iterations, args.exact_iterations or 1) < 1:

@@ -180,3 +180,12 @@ def test_every_method_on_every_engine_takes_a_graph_or_says_why_not(digits, meth
             assert any(reason in str(err) for reason in GRAPH_REFUSALS), str(err)
             return
     assert Y.shape == (200, 2) and np.isfinite(Y).all()
+
+
+@pytest.mark.parametrize("method", ["tee", "tsneu", "pstsne"])
+def test_a_graph_gives_the_same_run_on_exact_and_dense(digits, method):
+    # the dense engine densifies the graph's sparse matrices; tee's V is made dense for exact
+    G = kneighbors_graph(digits[0][:200], 90, mode="distance")
+    kw = dict(method=method, metric="precomputed", max_iter=20, defaults="auto", random_state=0)
+    np.testing.assert_allclose(smallvis(G, engine="exact", **kw), smallvis(G, engine="dense", **kw),
+                               rtol=1e-7, atol=1e-9)

@@ -142,3 +142,19 @@ def test_a_method_that_needs_every_input_distance_is_given_the_data(tmp_path):
     assert row["status"] == "ok" and row["input"] == "data"
     assert zoo.child("blobs", 200, "umap", "sgd", 2, knn_file=path)["input"] == "graph"
     assert zoo.child("blobs", 200, "gsne", "fft", 2, knn_file=path)["input"] == "data"
+
+
+@pytest.mark.parametrize("option, value", [("--iterations", "0"), ("--exact-iterations", "-1")])
+def test_a_run_of_no_iterations_is_refused(option, value, capsys):
+    with pytest.raises(SystemExit):
+        _zoo().main([option, value, "--sizes", "100"])
+    assert "--iterations and --exact-iterations must be at least 1" in capsys.readouterr().err
+
+
+def test_an_unreadable_results_file_is_named(tmp_path, capsys):
+    bad = tmp_path / "zoo.json"
+    bad.write_text("{not json")
+    for path in (bad, tmp_path / "missing.json"):
+        with pytest.raises(SystemExit):
+            _zoo().main(["--table", str(path)])
+        assert f"cannot read results file {str(path)!r}" in capsys.readouterr().err

@@ -102,12 +102,13 @@ def zero_p_term(which, kp, x):
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
-def normalised_ce_stored(indptr, indices, data, Y, f, inv_z, eps, want_grad, c, t, F):
+def normalised_ce_stored(indptr, indices, data, Y, f, inv_z, eps, want_grad, want_cost, c, t, F):
     """What the stored entries of the symmetric CSR matrix ``P`` add to the normalised
     cross-entropy's zero-P terms (``p = f P_ij``, ``w = 1 / (1 + d2)``, ``q = w inv_z``), per point
-    ``i``: the cost ``c_i = sum_j p (log(1 - q + eps) - log q)``, the share of ``S``
-    ``t_i = sum_j p / (1 - q)`` and the forces ``F_i = sum_j 4 w p / (1 - q) (y_i - y_j)``
-    (``want_grad``). Rows are independent: the result does not depend on the number of threads."""
+    ``i``: the cost ``c_i = sum_j p (log(1 - q + eps) - log q)`` (``want_cost``; its two logs per
+    entry are most of this pass's time), the share of ``S`` ``t_i = sum_j p / (1 - q)`` and the
+    forces ``F_i = sum_j 4 w p / (1 - q) (y_i - y_j)`` (``want_grad``). Rows are independent: the
+    result does not depend on the number of threads."""
     n, k = Y.shape
     for i in prange(n):
         ci = 0.0
@@ -124,7 +125,8 @@ def normalised_ce_stored(indptr, indices, data, Y, f, inv_z, eps, want_grad, c, 
             w = 1.0 / (1.0 + x)
             q = w * inv_z
             p = f * data[e]
-            ci += p * (math.log1p(-q + eps) - math.log(q))
+            if want_cost:
+                ci += p * (math.log1p(-q + eps) - math.log(q))
             r = p / (1.0 - q)
             ti += r
             if want_grad:

@@ -26,14 +26,15 @@ squared distance); at its default ``theta`` (0.35, with the quadrupole terms) th
 within 1e-3 of the exact one on 2,000 points (the monopole at ``theta = 0.5``: about 1e-2, and
 the cost within 6e-3).
 
-The FFT engine does not serve these costs (:func:`refusal`). Its interpolation is accurate on a
-compact embedding (2,000 points spanning 7 units: gradient within 2e-4 of the exact one), but the
-cost's zero-P term ``-log(1 - w + eps)`` is singular at ``d -> 0`` (cut only by ``eps``), the force
-peaks over a width ``~ sqrt(gr_eps)`` (unbounded for ``gr_eps = 0``), and the cost repels every
-pair, so that a run spreads its points about a unit apart or more: a 2,000-point umap run spans
-700 units, where few points share an interval and the interpolated forces are wrong by their own
-size (the run's kNN@15 preservation 0.16 against the exact engine's 0.32; the grid, capped at 1536
-nodes a side, made it 100 times slower than Barnes-Hut).
+The FFT engine serves ntumap and cetsne, not umap, tumap and largevis (:func:`refusal`). Its
+interpolation is accurate on a compact embedding (2,000 points spanning 7 units: gradient within
+2e-4 of the exact one), but the un-normalised cost's zero-P term ``-log(1 - w + eps)`` is singular
+at ``d -> 0`` (cut only by ``eps``), the force peaks over a width ``~ sqrt(gr_eps)`` (unbounded for
+``gr_eps = 0``), and the cost repels every pair, so that a run spreads its points about a unit
+apart or more: a 2,000-point umap run spans 700 units, where few points share an interval and the
+interpolated forces are wrong by their own size (the run's kNN@15 preservation 0.16 against the
+exact engine's 0.32; the grid, capped at 1536 nodes a side, made it 100 times slower than
+Barnes-Hut).
 """
 
 from __future__ import annotations
@@ -175,7 +176,8 @@ def _normalised(engine, plan, state, Y, f, cost, grad):
     kp = pair_kp(prm, pk.NORMALISED_CE, 0)
     c, t = np.empty(n), np.empty(n)
     F = np.empty((n, k)) if grad else np.empty((0, 0))
-    normalised_ce_stored(*csr, Y, float(f), 1.0 / Z, float(form.eps), bool(grad), c, t, F)
+    normalised_ce_stored(*csr, Y, float(f), 1.0 / Z, float(form.eps), bool(grad),
+                         bool(cost), c, t, F)
     G = pcost = None
     if grad:
         _, S, V = summer.sums(Sums(plan.code, kp, (W, PAIR_S), (PAIR_FORCE, WG)))

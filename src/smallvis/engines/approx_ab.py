@@ -43,6 +43,7 @@ import numpy as np
 # the pair forms' divergences (.exact_ab_kernels.BRANCHES: the branches of methods.absne)
 DIVERGENCES = ("absne", "absneb0", "absneamb", "absnea0", "absne00")
 _DATA_KEY = "_sparse_engine_ab"
+_P_TERMS_KEY = "_sparse_engine_ab_p"
 
 
 def ab_refusal(form) -> str | None:
@@ -67,6 +68,21 @@ def _prepared(state):
             raise ValueError(f"a sparse-P engine needs a square P; got shape {P.shape}")
         state.data[_DATA_KEY] = csr_arrays(P)
     return state.data[_DATA_KEY]
+
+
+def _p_terms(state, P, branch, prm):
+    """The stored entries' P terms (:func:`.approx_ab_kernels.ab_p_terms`), made once per
+    exaggeration: one array of P's size, the last one made kept."""
+    from . import approx_ab_kernels as kern
+    from .exact_ab_kernels import ALPHA, BETA, EPS, F, FLOOR
+
+    key = (branch,) + tuple(float(prm[i]) for i in (F, EPS, ALPHA, BETA, FLOOR))
+    held = state.data.get(_P_TERMS_KEY)
+    if held is None or held[0] != key:
+        out = np.empty(P[2].shape[0])
+        kern.ab_p_terms(*P, branch, prm, out)
+        held = state.data[_P_TERMS_KEY] = (key, out)
+    return held[1]
 
 
 def evaluate_ab(engine, plan, method, state, Y, f, *, cost, grad):
@@ -169,7 +185,8 @@ def evaluate_ab(engine, plan, method, state, Y, f, *, cost, grad):
 
     prm[INV_Z] = 1.0 / Z
     cc, ds, F = np.empty(n), np.empty(n), np.empty((n, k))
-    kern.ab_stored(*P, Y, branch, code, prm, bool(cost), cc, ds, F)
+    kern.ab_stored(P[0], P[1], _p_terms(state, P, branch, prm), Y, branch, code, prm, bool(cost),
+                   cc, ds, F)
     pcost = G = None
     if cost:
         pcost = consts[:, 0] + cc0 + cc

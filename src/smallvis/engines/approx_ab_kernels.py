@@ -16,7 +16,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
-from .._util.vmath import log1, vlog
+from .._util.vmath import exp1, expm1_1, log1, vlog
 from .csr_row_kernels import gather_row, widest_row
 from .exact_ab_kernels import (ALPHA, ALPHA0, BETA, BETA0, EPS, F, FLOOR, GENERAL, INV_Z, LAM,
                                LAMBDA0, OB, OL, ZERO, row_q, vpow_part, vpower)
@@ -26,25 +26,12 @@ from .output_kernel_functions import GAUSSIAN_KERNEL, power
 CHUNKS = 256  # rows are cut into this many blocks (scratch made once per block), any thread count
 
 
-@njit(parallel=True, cache=True, error_model="numpy")
-def ab_stored(indptr, indices, data, Y, branch, wk, prm, want_cost, cc, ds, F_out):
-    """Per row ``i`` over its stored entries (a diagonal entry adds nothing), the differences between
-    the pair's terms at ``P_ij`` and at ``P = 0`` (floored as the branch floors it): ``cc[i]`` of
-    the cost terms (with ``want_cost``), ``ds[i]`` of the branch's share of ``S`` and
-    ``F_out[i] = sum_j (kk_ij - kk0_ij) (y_i - y_j)`` of the stiffness ``kk = c g A``
-    (``prm``: :mod:`.exact_ab_kernels`' parameters, ``1 / Z`` filled in).
-
-    Each branch's difference is taken in closed form, the terms of ``q`` alone cancelling: with
-    ``D`` the difference of P's term (``P^a``; ``log max(P^b, eps)`` for ``absnea0``; ``log P``
-    for ``absne00``), ``A`` differs by ``D (Q^b + ob)`` (general; ``Q^b`` in its split form), ``D``
-    (``absneb0``, whose share of ``S`` is ``Q^a``: no difference), ``D / Q^a`` (``absneamb``),
-    ``Q^b D`` (``absnea0``) or ``D`` (``absne00``). One power of ``P`` and at most one of ``q`` per
-    entry, a row at a time in vectorised passes (the exact engine's row function
-    :func:`.exact_ab_kernels.row_ab` twice took six)."""
-    n, k = Y.shape
-    f, eps, inv_z = prm[F], prm[EPS], prm[INV_Z]
-    a, b, ob = prm[ALPHA], prm[BETA], prm[OB]
-    gauss = wk == GAUSSIAN_KERNEL
+@njit(cache=True, error_model="numpy")
+def _p_term_params(branch, prm):
+    """``(floor, p0, e_p, t0)``: whether the branch floors ``P`` at eps, the ``P`` an unstored pair
+    (and the diagonal) has, the power of ``P`` in ``D`` and the term ``D`` subtracts (its value at
+    ``p0``)."""
+    eps, a, b = prm[EPS], prm[ALPHA], prm[BETA]
     floor = branch != GENERAL or prm[FLOOR] != 0.0
     p0 = eps if floor else 0.0
     e_p = b if branch == ALPHA0 else a
@@ -54,27 +41,28 @@ def ab_stored(indptr, indices, data, Y, branch, wk, prm, want_cost, cc, ds, F_ou
         t0 = log1(eps)
     else:
         t0 = power(p0, a) if p0 > 0.0 else 0.0
-    scale = 4.0 / b if branch == ALPHA0 else (4.0 if branch == ZERO else 4.0 / a)
-    log_eps = log1(eps)
-    width = widest_row(indptr)
+    return floor, p0, e_p, t0
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def ab_p_terms(indptr, indices, data, branch, prm, out):
+    """``out[e]``: the difference ``D`` of P's term between stored entry ``e`` (``p = f P_ij``,
+    floored as the branch floors it) and an unstored pair (``P^a``; ``log max(P^b, eps)`` for
+    ``absnea0``; ``log P`` for ``absne00``; 0 on the diagonal, whose P is taken as ``p0``): a
+    function of P and the exaggeration alone, made once per exaggeration (one power of ``P`` per
+    entry, the largest share of :func:`ab_stored`'s time when it made them every evaluation)."""
+    n = indptr.shape[0] - 1
+    f, eps = prm[F], prm[EPS]
+    floor, p0, e_p, t0 = _p_term_params(branch, prm)
     blocks = min(CHUNKS, n)
     for blk in prange(blocks):
-        d0 = np.empty(width)
-        d1 = np.empty(width)
-        d2 = np.empty(width)
-        x = np.empty(width)
-        g = np.empty(width)
-        q = np.empty(width)
-        dp = np.empty(width)
-        qt = np.empty(width)
         for i in range(blk * n // blocks, (blk + 1) * n // blocks):
             lo = indptr[i]
-            m = gather_row(indptr, indices, Y, i, d0, d1, d2, x)
+            m = indptr[i + 1] - lo
+            dp = out[lo:lo + m]
             for e in range(m):
                 p = f * data[lo + e]
                 dp[e] = p0 if indices[lo + e] == i else (max(p, eps) if floor else p)
-            row_q(gauss, inv_z, eps, x, g, q, m)
-            # D: the difference of P's term (0 on the diagonal, whose P is taken as p0)
             if branch == ZERO:
                 vlog(dp, dp, m)
             else:
@@ -85,8 +73,64 @@ def ab_stored(indptr, indices, data, Y, branch, wk, prm, want_cost, cc, ds, F_ou
                     vlog(dp, dp, m)
             for e in range(m):
                 dp[e] -= t0
+
+
+@njit(parallel=True, cache=True, error_model="numpy")
+def ab_stored(indptr, indices, D, Y, branch, wk, prm, want_cost, cc, ds, F_out):
+    """Per row ``i`` over its stored entries (a diagonal entry adds nothing), the differences between
+    the pair's terms at ``P_ij`` and at ``P = 0`` (floored as the branch floors it): ``cc[i]`` of
+    the cost terms (with ``want_cost``), ``ds[i]`` of the branch's share of ``S`` and
+    ``F_out[i] = sum_j (kk_ij - kk0_ij) (y_i - y_j)`` of the stiffness ``kk = c g A``
+    (``prm``: :mod:`.exact_ab_kernels`' parameters, ``1 / Z`` filled in; ``D`` the P terms of
+    :func:`ab_p_terms`).
+
+    Each branch's difference is taken in closed form, the terms of ``q`` alone cancelling: with
+    ``D`` the difference of P's term, ``A`` differs by ``D (Q^b + ob)`` (general; ``Q^b`` in its
+    split form), ``D`` (``absneb0``, whose share of ``S`` is ``Q^a``: no difference), ``D / Q^a``
+    (``absneamb``), ``Q^b D`` (``absnea0``) or ``D`` (``absne00``). At most one power of ``q`` per
+    entry, a row at a time in vectorised passes (the exact engine's row function
+    :func:`.exact_ab_kernels.row_ab` twice took six)."""
+    n, k = Y.shape
+    eps, inv_z = prm[EPS], prm[INV_Z]
+    a, b, ob = prm[ALPHA], prm[BETA], prm[OB]
+    gauss = wk == GAUSSIAN_KERNEL
+    scale = 4.0 / b if branch == ALPHA0 else (4.0 if branch == ZERO else 4.0 / a)
+    log_eps = log1(eps)
+    # the Gaussian's general branch reads q only as q^b: from log q, without exp and log
+    log_q_direct = branch == GENERAL and gauss
+    log_inv_z = log1(inv_z)
+    width = widest_row(indptr)
+    blocks = min(CHUNKS, n)
+    for blk in prange(blocks):
+        d0 = np.empty(width)
+        d1 = np.empty(width)
+        d2 = np.empty(width)
+        x = np.empty(width)
+        g = np.empty(width)
+        q = np.empty(width)
+        qt = np.empty(width)
+        for i in range(blk * n // blocks, (blk + 1) * n // blocks):
+            lo = indptr[i]
+            m = gather_row(indptr, indices, Y, i, d0, d1, d2, x)
+            dp = D[lo:lo + m]
             # the terms of q: A's difference into x, the cost's into qt
-            if branch == GENERAL:
+            if not log_q_direct:
+                row_q(gauss, inv_z, eps, x, g, q, m)
+            if log_q_direct:
+                # log q = max(log(1/Z) - d2, log eps), as the grid's functions of q take it
+                for e in range(m):
+                    x[e] = b * max(log_inv_z - x[e], log_eps)
+                    g[e] = 1.0
+                if ob != 0.0:
+                    for e in range(m):
+                        qt[e] = expm1_1(x[e])
+                else:
+                    for e in range(m):
+                        qt[e] = exp1(x[e])
+                for e in range(m):
+                    x[e] = dp[e] * (qt[e] + ob)
+                    qt[e] = -dp[e] * qt[e] / (a * b)
+            elif branch == GENERAL:
                 vpow_part(q, b, ob != 0.0, qt, x, m)  # x: scratch (overwritten next)
                 for e in range(m):
                     x[e] = dp[e] * (qt[e] + ob)

@@ -31,6 +31,13 @@ fft grid are recorded. The in-run time per iteration mixes a method's cost with 
 embedding has spread to by then (fft's grid follows the extent up to 1536 nodes per dimension); the
 common layout compares the methods at one grid.
 
+With ``--paired`` each run on the exact, dense, bh and fft engines also times one gradient of its
+method alternately with one of tsne's (prepared on the same input and engine) at the run's last
+layout, three times each after a warm call: the tables then give that ratio. Runs hours apart on a
+busy host see its speed drift (tsne's 70,000-point fft iteration took 56 ms one day and 83-100 ms
+the next on the same machine and code), which the ratio of two runs carries and the alternated
+ratio does not.
+
 Targets (issue "Every cost function on every engine"): exact per-iteration time of every method at
 20,000 points within 2x of tsne's on the same engine; fft per-iteration time of every served method at
 70,000 points within 2x of tsne's on fft; no method above ~1.5 GB at 70,000 on an approximate engine.
@@ -151,18 +158,25 @@ def common_layout(labels: np.ndarray, extent: float, seed: int = 0) -> np.ndarra
 
 
 def _capture_evaluations() -> dict:
-    """Record the (engine, method, state) of the sparse-P engines' last evaluation (benchmark only:
-    the run's own prepared state, for ``--common-layout``)."""
+    """Record the (engine, method, state) of every engine's last evaluation (benchmark only: the
+    run's own prepared state, for ``--common-layout`` and ``--paired``)."""
     from smallvis.engines.approx import SparseKLEngine
+    from smallvis.engines.dense import DenseEngine
+    from smallvis.engines.exact import ExactEngine
 
     seen = {}
-    original = SparseKLEngine.evaluate
 
-    def evaluate(self, method, state, Y, *args, **kwargs):
-        seen["last"] = (self, method, state)
-        return original(self, method, state, Y, *args, **kwargs)
+    def patch(cls):
+        original = cls.evaluate
 
-    SparseKLEngine.evaluate = evaluate
+        def evaluate(self, method, state, Y, *args, **kwargs):
+            seen["last"] = (self, method, state)
+            return original(self, method, state, Y, *args, **kwargs)
+
+        cls.evaluate = evaluate
+
+    for cls in (SparseKLEngine, ExactEngine, DenseEngine):
+        patch(cls)
     return seen
 
 
@@ -185,11 +199,31 @@ def _layout_row(engine, method, state, Y) -> dict:
     return row
 
 
+def _paired_row(found, reference, Y, reps: int = 3) -> dict:
+    """One gradient of the run's method and one of tsne's, both at ``Y`` on the same engine,
+    alternated ``reps`` times after one warm call each (medians): a ratio that a machine whose
+    speed drifts over a long run (a busy host) changes far less than the ratio of two runs
+    minutes or hours apart."""
+    runs = {"eval_s": found, "tsne_eval_s": reference}
+    for engine, method, state in runs.values():
+        engine.evaluate(method, state, Y, 1.0, cost=False, grad=True)
+    times = {key: [] for key in runs}
+    for _ in range(reps):
+        for key, (engine, method, state) in runs.items():
+            start = time.perf_counter()
+            engine.evaluate(method, state, Y, 1.0, cost=False, grad=True)
+            times[key].append(time.perf_counter() - start)
+    row = {key: float(np.median(t)) for key, t in times.items()}
+    return {**row, "ratio": row["eval_s"] / row["tsne_eval_s"]}
+
+
 def child(data: str, n: int, method: str, engine: str, iterations: int,
-          knn_file: str | None = None, common: float = 0.0) -> dict:
+          knn_file: str | None = None, common: float = 0.0, paired: bool = False) -> dict:
     """One run in this process: the row of the table (with ``knn_file``, the input is that
     neighbour graph: ``metric="precomputed"``; with ``common``, the extent of the shared layout
-    at which one gradient evaluation is timed after the run, with one at the run's last layout)."""
+    at which one gradient evaluation is timed after the run, with one at the run's last layout;
+    with ``paired``, one gradient at the run's last layout timed alternately with tsne's on the
+    same input and engine, :func:`_paired_row`)."""
     import warnings
 
     from smallvis import DivergenceError, smallvis
@@ -197,7 +231,7 @@ def child(data: str, n: int, method: str, engine: str, iterations: int,
 
     warnings.simplefilter("ignore")
     X, labels = load(data, n)
-    seen = _capture_evaluations() if common else {}
+    seen = _capture_evaluations() if (common or paired) else {}
     graph, begin = None, {}
     if knn_file:
         with np.load(knn_file) as f:
@@ -243,6 +277,13 @@ def child(data: str, n: int, method: str, engine: str, iterations: int,
         found = seen["last"]
         extra = {"own": _layout_row(*found, np.ascontiguousarray(res.Y, dtype=np.float64)),
                  "common": _layout_row(*found, common_layout(labels, common))}
+    if paired and method != "tsne" and "last" in seen:
+        found = seen["last"]
+        Y = np.ascontiguousarray(res.Y, dtype=np.float64)
+        given = X if graph is None else graph
+        smallvis(given, method="tsne", engine=engine, max_iter=1, n_threads=THREADS, Y_init=Y,
+                 **({} if graph is None else {"metric": "precomputed"}))
+        extra["beside_tsne"] = _paired_row(found, seen["last"], Y)
     return {**extra, "status": "ok", "engine_used": res.engine, "iterations": res.iter,
             "per_iter_s": per_iter, "setup_s": first - start - res.compile_secs,
             "compile_s": res.compile_secs, "total_s": end - start,
@@ -287,6 +328,10 @@ def main(argv=None) -> int:
     ap.add_argument("--common-layout", type=float, default=0.0, metavar="EXTENT",
                     help="also time one gradient evaluation of each bh/fft run at a layout shared "
                          "by every method, spanning EXTENT (0: not)")
+    ap.add_argument("--paired", action="store_true",
+                    help="also time one gradient of each run's method alternately with one of "
+                         "tsne's at the run's last layout (same input and engine): the ratio "
+                         "the tables then give, steady on a machine whose speed drifts")
     ap.add_argument("--resume", action="store_true",
                     help="keep the rows already in --out and run only the cells it lacks (or "
                          "whose run crashed or was refused the graph)")
@@ -331,6 +376,8 @@ def main(argv=None) -> int:
             spec = dict(data=data, n=n, method=method, engine=engine, iterations=its)
             if args.common_layout and engine in ("bh", "fft"):
                 spec["common"] = args.common_layout
+            if args.paired and engine != "sgd":
+                spec["paired"] = True
             if args.knn_cache and engine in ("bh", "fft", "sgd"):
                 os.makedirs(args.knn_cache, exist_ok=True)
                 spec["knn_file"] = neighbours(data, n, args.knn_cache)
@@ -369,8 +416,9 @@ ENGINES = ("dense", "exact", "bh", "fft", "sgd")
 def tables(rows) -> str:
     """One markdown table per (dataset, size): a row per method, a column per engine with the
     time per iteration, its ratio to tsne's on that engine and kNN@15 (``ms · ×tsne · kNN``), and
-    the largest peak memory of the approximate engines' runs. A later row of a cell replaces an
-    earlier one (a rerun)."""
+    the largest peak memory of the approximate engines' runs. The ratio is the ``--paired`` one
+    where the row has it (one gradient beside tsne's, alternated), else the time per iteration
+    over tsne's run's. A later row of a cell replaces an earlier one (a rerun)."""
     cells = {_cell(r): r for r in rows}
     out = []
     for data, n in sorted({(c[0], c[1]) for c in cells}, key=lambda k: (k[0], k[1])):
@@ -392,7 +440,8 @@ def tables(rows) -> str:
                 if r.get("status") != "ok":
                     line.append(str(r.get("status") or "failed").split()[0].rstrip(":"))
                     continue
-                ratio = f" · {r['per_iter_s'] / base[e]:.2f}×" if e in base else ""
+                ratio = (f" · {r['beside_tsne']['ratio']:.2f}×" if "beside_tsne" in r
+                         else f" · {r['per_iter_s'] / base[e]:.2f}×" if e in base else "")
                 flag = " (diverged)" if r.get("diverged") else ""
                 line.append(f"{_duration(r['per_iter_s'])}{ratio} · {r['knn15']:.3f}{flag}")
                 if e in ("bh", "fft", "sgd") and r.get("peak_mb"):
@@ -418,7 +467,10 @@ def _format(row: dict) -> str:
             + "".join(f"\n{'':27s}{key} layout (extent {row[key]['extent']:.3g}"
                       + (f", {row[key]['nodes']} nodes" if "nodes" in row[key] else "")
                       + f"): {row[key]['eval_s'] * 1000:.1f} ms / gradient"
-                      for key in ("own", "common") if key in row))
+                      for key in ("own", "common") if key in row)
+            + (f"\n{'':27s}beside tsne's (alternated): {row['beside_tsne']['eval_s'] * 1000:.1f} ms "
+               f"/ {row['beside_tsne']['tsne_eval_s'] * 1000:.1f} ms per gradient = "
+               f"{row['beside_tsne']['ratio']:.2f}x" if "beside_tsne" in row else ""))
 
 
 def _ratios(rows) -> str:
@@ -440,6 +492,12 @@ def _ratios(rows) -> str:
         if b and r["method"] != "tsne" and "common" in r:
             lines.append(f"  {r['data']:6s} {r['n']:6d} {r['engine']:5s} {r['method']:9s} "
                          f"{r['common']['eval_s'] / b:5.2f}x")
+    paired = [r for r in ok if "beside_tsne" in r]
+    if paired:
+        lines += ["", "one gradient / tsne's at the run's last layout, alternated (--paired):"]
+    for r in paired:
+        lines.append(f"  {r['data']:6s} {r['n']:6d} {r['engine']:5s} {r['method']:9s} "
+                     f"{r['beside_tsne']['ratio']:5.2f}x")
     return "\n".join(lines)
 
 

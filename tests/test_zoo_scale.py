@@ -158,3 +158,16 @@ def test_an_unreadable_results_file_is_named(tmp_path, capsys):
         with pytest.raises(SystemExit):
             _zoo().main(["--table", str(path)])
         assert f"cannot read results file {str(path)!r}" in capsys.readouterr().err
+
+
+def test_a_paired_run_times_its_gradient_beside_tsnes_and_the_table_gives_that_ratio():
+    zoo = _zoo()
+    row = zoo.child("blobs", 200, "asne", "exact", 2, paired=True)
+    beside = row["beside_tsne"]
+    assert beside["eval_s"] > 0 and beside["tsne_eval_s"] > 0
+    assert beside["ratio"] == pytest.approx(beside["eval_s"] / beside["tsne_eval_s"])
+    assert "beside_tsne" not in zoo.child("blobs", 200, "tsne", "exact", 2, paired=True)
+    rows = [_row("tsne", "exact", 0.010),
+            {**_row("asne", "exact", 0.040), "beside_tsne": {"eval_s": 3.0, "tsne_eval_s": 2.0,
+                                                             "ratio": 1.5}}]
+    assert "40 ms · 1.50× · 0.500" in zoo.tables(rows)

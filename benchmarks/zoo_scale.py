@@ -36,7 +36,8 @@ method alternately with one of tsne's (prepared on the same input and engine) at
 layout, three times each after a warm call: the tables then give that ratio. Runs hours apart on a
 busy host see its speed drift (tsne's 70,000-point fft iteration took 56 ms one day and 83-100 ms
 the next on the same machine and code), which the ratio of two runs carries and the alternated
-ratio does not.
+ratio does not. It costs each cell tsne's setup: a few seconds on a graph, but on the exact engine
+the data's all-pairs calibration (about 45 s at 20,000 points).
 
 Targets (issue "Every cost function on every engine"): exact per-iteration time of every method at
 20,000 points within 2x of tsne's on the same engine; fft per-iteration time of every served method at

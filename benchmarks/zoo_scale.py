@@ -34,8 +34,8 @@ common layout compares the methods at one grid.
 With ``--paired`` each run on the exact, dense, bh and fft engines also times one gradient of its
 method alternately with one of tsne's (prepared on the same input and engine) at the run's last
 layout, three times each after a warm call: the tables then give that ratio. Runs hours apart on a
-busy host see its speed drift (tsne's 70,000-point fft iteration took 56 ms one day and 83-100 ms
-the next on the same machine and code), which the ratio of two runs carries and the alternated
+busy host see its speed drift (tsne's 70,000-point fft iteration took 56 ms and 83-100 ms a few
+hours later on the same machine and code), which the ratio of two runs carries and the alternated
 ratio does not. It costs each cell tsne's setup: a few seconds on a graph, but on the exact engine
 the data's all-pairs calibration (about 45 s at 20,000 points).
 

@@ -141,3 +141,17 @@ def test_a_short_run_on_fft_and_bh():
         Y = smallvis(fft_data()[:300], method="absne", engine=engine, perplexity=10, max_iter=30,
                      random_state=1)
         assert np.isfinite(Y).all() and 20 < np.ptp(Y) < 40
+
+
+@pytest.mark.parametrize("spec", ["abssne", "absne"])
+def test_the_stored_p_terms_follow_the_exaggeration_on_one_state(spec):
+    """The stored entries' P terms are made once per exaggeration and kept on the state: after an
+    evaluation at another factor, the state's next one is the dense engine's at its own factor."""
+    method, dense, sp = _knn_states(spec)
+    Y = np.random.default_rng(3).normal(scale=0.3, size=(80, 2))
+    engine = BarnesHutEngine(theta=0.0)
+    for factor in (4.0, 1.0, 4.0):
+        cd, Gd = DenseEngine().evaluate(method, dense, Y, factor)
+        cb, Gb = engine.evaluate(method, sp, Y, factor)
+        np.testing.assert_allclose(Gb, Gd, rtol=1e-9, atol=1e-12 * np.abs(Gd).max())
+        np.testing.assert_allclose(cb, cd, rtol=1e-9, atol=1e-12 * np.abs(cd).max())

@@ -75,6 +75,21 @@ def ab_p_terms(indptr, indices, data, branch, prm, out):
                 dp[e] -= t0
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _gauss_q_power(d2, out, b, split, log_inv_z, log_eps, m):
+    """``out[:m] = q^b`` of the floored Gaussian ``q = max(exp(-d2) / Z, eps)``, less 1 where
+    ``split`` (``expm1(b log q)``), from ``log q = max(log(1/Z) - d2, log eps)`` (the grid's own
+    form: no ``exp`` then ``log`` per entry); ``d2`` is overwritten with ``b log q``."""
+    for e in range(m):
+        d2[e] = b * max(log_inv_z - d2[e], log_eps)
+    if split:
+        for e in range(m):
+            out[e] = expm1_1(d2[e])
+    else:
+        for e in range(m):
+            out[e] = exp1(d2[e])
+
+
 @njit(parallel=True, cache=True, error_model="numpy")
 def ab_stored(indptr, indices, D, Y, branch, wk, prm, want_cost, cc, ds, F_out):
     """Per row ``i`` over its stored entries (a diagonal entry adds nothing), the differences between
@@ -109,29 +124,20 @@ def ab_stored(indptr, indices, D, Y, branch, wk, prm, want_cost, cc, ds, F_out):
         g = np.empty(width)
         q = np.empty(width)
         qt = np.empty(width)
+        if log_q_direct:
+            g[:] = 1.0
         for i in range(blk * n // blocks, (blk + 1) * n // blocks):
             lo = indptr[i]
             m = gather_row(indptr, indices, Y, i, d0, d1, d2, x)
             dp = D[lo:lo + m]
             # the terms of q: A's difference into x, the cost's into qt
-            if not log_q_direct:
+            if log_q_direct:  # q^b (less 1 where split) into qt; g = 1 (set per block)
+                _gauss_q_power(x, qt, b, ob != 0.0, log_inv_z, log_eps, m)
+            else:
                 row_q(gauss, inv_z, eps, x, g, q, m)
-            if log_q_direct:
-                # log q = max(log(1/Z) - d2, log eps), as the grid's functions of q take it
-                for e in range(m):
-                    x[e] = b * max(log_inv_z - x[e], log_eps)
-                    g[e] = 1.0
-                if ob != 0.0:
-                    for e in range(m):
-                        qt[e] = expm1_1(x[e])
-                else:
-                    for e in range(m):
-                        qt[e] = exp1(x[e])
-                for e in range(m):
-                    x[e] = dp[e] * (qt[e] + ob)
-                    qt[e] = -dp[e] * qt[e] / (a * b)
-            elif branch == GENERAL:
-                vpow_part(q, b, ob != 0.0, qt, x, m)  # x: scratch (overwritten next)
+            if branch == GENERAL:
+                if not log_q_direct:
+                    vpow_part(q, b, ob != 0.0, qt, x, m)  # x: scratch (overwritten next)
                 for e in range(m):
                     x[e] = dp[e] * (qt[e] + ob)
                     qt[e] = -dp[e] * qt[e] / (a * b)

@@ -9,10 +9,10 @@ with the Student-t ``w = 1 / (1 + d2)``. With the centred coordinates, ``sum_j (
 ``sum_j (1 + r2_ij) w_ij (y_i - y_j) = (1 + |x_i|^2) V[1] - 2 sum_d x_id V[x_d] + V[|x|^2]`` is
 ``D + 2`` charged sums ``V[c]_i = sum_j c_j w_ij (y_i - y_j)`` of the engine (``D`` the input
 dimension; each coordinate shifted to be non-negative, so a tree can summarise it by its
-charge-weighted centre). Its cost needs
-``sum_j P^_ij log(1 + d2_ij)``, which is no radial sum: it is summed over all pairs, exactly, by
-:func:`.global_kernels.global_cost_rows` (O(n^2 (D + k)) time, O(n) memory) only when a cost is
-asked for (the optimisers ask once per epoch), and the constant ``sum_j P^ log P^`` once per run.
+charge-weighted centre). Its cost needs ``sum_j P^_ij log(1 + d2_ij) = -sum_j P^_ij log w_ij``, the
+same expansion with the radial function ``log w`` (one more scalar per charged request: the cost
+and the gradient share the ``D + 2`` requests), and the constant ``sum_j P^ log P^`` once per run,
+summed over all pairs by :func:`.global_kernels.global_plogp_rows` (O(n^2 D) time, O(n) memory).
 """
 
 from __future__ import annotations
@@ -35,32 +35,48 @@ def _moments(X, Y):
     return n * Yc, S, Zg, sx, sx2
 
 
-def _charged(summer, c):
-    """``sum_{j != i} c_j w_ij (y_i - y_j)`` (Student-t ``w``) for charges of any sign (a tree
-    summarises a cell by its charge-weighted centre: the signs are summed apart)."""
+def _charged(summer, c, scalars, vectors):
+    """``(S, V)``: ``S_i = sum_{j != i} c_j log w_ij`` (``scalars``; else None) and ``V_i = sum_{j
+    != i} c_j w_ij (y_i - y_j)`` (``vectors``; else None), Student-t ``w``, for charges of any
+    sign: one request where the sums are linear in the charges (``signed_charges``: the FFT
+    grid's); else the positive and negative charges summed apart (a tree summarises a cell by its
+    charge-weighted centre)."""
     from .approx_terms import Sums
     from .exact_kernels import kernel_params
-    from .radial_kernels import W
+    from .radial_kernels import ONE, W, q_code, q_params
 
-    total = 0.0
-    for sign in (1.0, -1.0):
-        part = np.maximum(sign * c, 0.0)
+    kp = q_params(kernel_params(), 0.0)  # log q with log Z = 0: log w
+    req = dict(scalars=(q_code(ONE, 1),) if scalars else (), vectors=(W,) if vectors else (),
+               total=False)
+    signs = ((1.0, c),) if getattr(summer, "signed_charges", False) else (
+        (1.0, np.maximum(c, 0.0)), (-1.0, np.maximum(-c, 0.0)))
+    S = V = 0.0
+    for sign, part in signs:
         if part.any():
-            total = total + sign * summer.sums(
-                Sums(0, kernel_params(), vectors=(W,), charges=part))[2][:, 0]
-    return total
+            _, s, v = summer.sums(Sums(0, kp, charges=part, **req))
+            S = S + sign * s[:, 0] if scalars else None
+            V = V + sign * v[:, 0] if vectors else None
+    return S, V
 
 
-def _pair_forces(summer, X, sx):
-    """``T_i = sum_j (1 + r2_ij) w_ij (y_i - y_j)`` from the charged sums with the charges 1,
-    ``|x_j|^2`` and each coordinate ``x_jd`` (shifted to ``x_jd - min_j x_jd >= 0``, one sum each:
-    ``V[x_d] = V[x_d - m] + m V[1]``)."""
-    ones = _charged(summer, np.ones(len(sx)))
-    T = (1.0 + sx)[:, None] * ones + _charged(summer, sx)
+def _pair_sums(summer, X, sx, cost, grad):
+    """``(L, T)``: ``L_i = sum_j (1 + r2_ij) log w_ij`` (``cost``) and ``T_i = sum_j (1 + r2_ij)
+    w_ij (y_i - y_j)`` (``grad``), from the charged sums with the charges 1, ``|x_j|^2`` and each
+    coordinate ``x_jd`` (``r2_ij = |x_i|^2 + |x_j|^2 - 2 x_i . x_j``; on a tree shifted to ``x_jd -
+    min_j x_jd >= 0``, one sum each: ``V[x_d] = V[x_d - m] + m V[1]``)."""
+    signed = getattr(summer, "signed_charges", False)
+    L1, V1 = _charged(summer, np.ones(len(sx)), cost, grad)
+    Ls, Vs = _charged(summer, sx, cost, grad)
+    L = (1.0 + sx) * L1 + Ls if cost else None
+    T = (1.0 + sx)[:, None] * V1 + Vs if grad else None
     for d in range(X.shape[1]):
-        m = float(X[:, d].min())
-        T = T - 2.0 * X[:, d:d + 1] * (_charged(summer, X[:, d] - m) + m * ones)
-    return T
+        m = 0.0 if signed else float(X[:, d].min())
+        Ld, Vd = _charged(summer, X[:, d] - m, cost, grad)
+        if cost:
+            L = L - 2.0 * X[:, d] * (Ld + m * L1)
+        if grad:
+            T = T - 2.0 * X[:, d:d + 1] * (Vd + m * V1)
+    return L, T
 
 
 def evaluate_gsne(engine, plan, tsne_plan, method, state, Y, f, *, cost, grad):
@@ -79,20 +95,18 @@ def evaluate_gsne(engine, plan, tsne_plan, method, state, Y, f, *, cost, grad):
     if X is None:
         raise ValueError("method 'gsne': the state has no input coordinates for its global term "
                          "(prepare it with method.prepare_sparse)")
+    n = Y.shape[0]
     moment, S, Zg, sx, sx2 = _moments(X, Y)
+    L, T = _pair_sums(engine.radial(Y, method.eps), X, sx, cost, grad)
     if grad:
-        T = _pair_forces(engine.radial(Y, method.eps), X, sx)
         G = G - (4.0 * lam) * (T / S - moment / Zg)
     if cost:
-        from .global_kernels import global_cost_rows
+        from .global_kernels import global_plogp_rows
 
-        n = Y.shape[0]
-        eps = float(method.eps)
-        fresh = _PLOGP_KEY not in state.data
-        cross, plogp = np.empty(n), np.empty(n)
-        global_cost_rows(X, Y, 1.0 / S, eps, fresh, cross, plogp)
-        if fresh:  # the diagonal's max(0, eps) as the dense constant has it
-            state.data[_PLOGP_KEY] = plogp + eps * math.log(eps)
+        if _PLOGP_KEY not in state.data:  # the diagonal's max(0, eps) as the dense constant has it
+            plogp = np.empty(n)
+            global_plogp_rows(X, np.ascontiguousarray(X.T), 1.0 / S, float(method.eps), plogp)
+            state.data[_PLOGP_KEY] = plogp + float(method.eps) * math.log(float(method.eps))
         rows = ((n - 1.0) + n * sx + sx2) / S  # sum_j P^_ij
-        pcost = pcost + lam * (state.data[_PLOGP_KEY] - cross + math.log(Zg) * rows)
+        pcost = pcost + lam * (state.data[_PLOGP_KEY] + L / S + math.log(Zg) * rows)
     return pcost, G

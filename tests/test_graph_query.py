@@ -81,11 +81,15 @@ def _model(n, k, engine="sgd", metric="euclidean"):
                  neighbors=(np.zeros((n, k), dtype=np.int64), np.zeros((n, k))))
 
 
-def test_a_transform_walks_only_where_the_fit_searched_approximately():
+def test_a_transform_walks_only_where_the_fit_searched_approximately(monkeypatch):
+    import smallvis.io.neighbors as nb
+
     Xn = np.zeros((5, 2))
     big = EXACT_MAX_N + 1
     assert walks_graph(_model(big, 15), Xn, 15)
     assert not walks_graph(_model(EXACT_MAX_N, 15), Xn, 15)  # the fit searched exactly
+    assert not walks_graph(_model(big, 90), Xn, 90)  # many neighbours, little work: exact too
+    monkeypatch.setattr(nb, "EXACT_MANY_K_WORK", 0.0)
     assert walks_graph(_model(big, 90), Xn, 90)
     assert not walks_graph(_model(big, 15, engine=("sgd", {"knn": "exact"})), Xn, 15)
     assert walks_graph(_model(1000, 15, engine=("sgd", {"knn": "nndescent"})), Xn, 15)

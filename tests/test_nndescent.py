@@ -149,11 +149,21 @@ def test_auto_uses_it_above_the_exact_limit(clustered, monkeypatch, caplog):
         again = InputData(X).neighbors(7, random_state=3)
     assert "kNN: nndescent" in caplog.text
     np.testing.assert_array_equal(again[0], idx)
-    # many neighbours (t-SNE's 3 x perplexity): pynndescent, faster there
-    caplog.clear()
-    with caplog.at_level(logging.INFO, logger="smallvis"):
-        nb.nearest_neighbors(X, nb.AUTO_OWN_MAX_K + 1, random_state=3, exact_max_n=500)
-    assert "kNN: pynndescent" in caplog.text
+    # many neighbours (t-SNE's 3 x perplexity): exact while n^2 D is small (faster there, and a
+    # fraction of pynndescent's memory), then pynndescent; by InputData too
+    many = nb.AUTO_OWN_MAX_K + 1
+    assert nb.auto_knn_method(70_000, 90, 64) == "exact"
+    assert nb.auto_knn_method(70_000, 90, 784) == "pynndescent"
+    assert nb.auto_knn_method(70_000, 90, 64, euclidean_rows=False) == "pynndescent"
+    assert nb.auto_knn_method(70_000, 15, 64) == "nndescent"
+    for work, search in ((nb.EXACT_MANY_K_WORK, "exact brute force"), (0.0, "pynndescent")):
+        monkeypatch.setattr(nb, "EXACT_MANY_K_WORK", work)
+        for run in (lambda: nb.nearest_neighbors(X, many, random_state=3, exact_max_n=500),
+                    lambda: InputData(X).neighbors(many, random_state=3)):
+            caplog.clear()
+            with caplog.at_level(logging.INFO, logger="smallvis"):
+                run()
+            assert f"kNN: {search}" in caplog.text
     # at or below the limit: exact, as before
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="smallvis"):

@@ -159,7 +159,7 @@ class InputData:
         integer/None ``random_state`` (not for a Generator, whose state would be consumed).
         """
         from .._util.log import logger
-        from .neighbors import (EXACT_MAX_N, KNN_METHODS, _exact_matrix, check_neighbors_k,
+        from .neighbors import (KNN_METHODS, _exact_matrix, auto_knn_method, check_neighbors_k,
                                 nearest_neighbors)
         from .._util.names import match_name
 
@@ -195,8 +195,9 @@ class InputData:
                                    X=self.X if self.coordinates_euclidean else None)
             self._cache[("neighbors", k, "exact")] = result
             return result
-        if method == "auto" and self.n <= EXACT_MAX_N:
-            method = "exact"
+        if method == "auto":
+            method = auto_knn_method(self.n, k, self.X.shape[1],
+                                     euclidean_rows=self.coordinates_euclidean)
         cacheable = random_state is None or isinstance(random_state, (int, np.integer))
         key = ("neighbors", k, "exact") if method == "exact" else ("neighbors", k, method, random_state)
         if key in self._cache:

@@ -73,3 +73,33 @@ def test_the_gradient_does_not_depend_on_asking_for_the_cost(name):
     cost = engine.evaluate(method, sp, Y, 4.0, grad=False)[0]
     assert np.array_equal(both[1], grad)
     np.testing.assert_allclose(both[0], cost, rtol=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("n", [7, 61])  # fewer points than blocks; n not a multiple of them
+def test_transposed_forces_by_column_blocks_match_numpy(k, n):
+    """NeRV/JSE's transposed stiffness: each entry's ``(A, B)`` stored in the column blocks' order
+    and summed per column, ``F[i] = sum_j (A_ji + s_j B_ji) (y_i - y_j)``; empty rows and blocks
+    included."""
+    from smallvis.engines.approx_nerv_kernels import column_blocks, transposed_forces
+
+    rng = np.random.default_rng(n + k)
+    P = sparse.random(n, n, density=0.3, random_state=n, format="csr")
+    P = P.tolil()
+    P[1, :] = 0.0  # an empty row
+    P = P.tocsr()
+    P.eliminate_zeros()
+    P.sum_duplicates()
+    indptr, indices, _ = csr_arrays(P)
+    A, B = rng.normal(size=P.nnz), rng.normal(size=P.nnz)
+    shift, Y = rng.normal(size=n), rng.normal(size=(n, k))
+    tpos, cols, starts = column_blocks(indptr, indices, n)
+    AB = np.empty((P.nnz, 2))
+    AB[tpos, 0], AB[tpos, 1] = A, B
+    F = np.full((n, k), np.nan)
+    transposed_forces(cols, starts, AB, Y, shift, F)
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    dk = sparse.csr_matrix((A + shift[rows] * B, indices, indptr), shape=(n, n)).toarray()
+    expected = np.einsum("ji,ijd->id", dk, Y[:, None] - Y[None])
+    np.testing.assert_allclose(F, expected, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(np.sort(tpos), np.arange(P.nnz))

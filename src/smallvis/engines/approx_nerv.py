@@ -41,25 +41,24 @@ GRID_RESOLVED = 0.1
 
 
 def stored_pairs(state):
-    """``(P, T, tpos, AB)``, made once per state: P's CSR arrays ``(indptr, indices, data)``, its
-    transpose's ``(indptr, indices)``, ``tpos`` the position in the transpose of each of P's
-    entries and the per-entry buffer ``AB`` (nnz, 2) of the stiffness ``A + s B`` in the
-    transpose's order (:func:`.approx_nerv_kernels.nerv_rows`)."""
+    """``(P, T, tpos, AB)``, made once per state: P's CSR arrays ``(indptr, indices, data)`` (column
+    indices sorted), ``T = (cols, starts)`` and ``tpos`` its entries in the order of blocks of
+    columns (:func:`.approx_nerv_kernels.column_blocks`) and the per-entry buffer ``AB`` (nnz, 2) of
+    the stiffness ``A + s B`` in that order (:func:`.approx_nerv_kernels.nerv_rows`), read by the
+    transposed forces (:func:`.approx_nerv_kernels.transposed_forces`)."""
     if _DATA_KEY not in state.data:
         from scipy import sparse
 
+        from .approx_nerv_kernels import column_blocks
         from .attraction_kernels import csr_arrays
 
         P = sparse.csr_matrix(state.P, dtype=np.float64)
         if P.shape[0] != P.shape[1]:
             raise ValueError(f"a sparse-P engine needs a square P; got shape {P.shape}")
-        P.sum_duplicates()
-        marks = sparse.csr_matrix((np.arange(1.0, P.nnz + 1.0), P.indices, P.indptr),
-                                  shape=P.shape).T.tocsr()
-        T = csr_arrays(marks)
-        tpos = np.empty(P.nnz, dtype=np.int64)
-        tpos[T[2].astype(np.int64) - 1] = np.arange(P.nnz)
-        state.data[_DATA_KEY] = (csr_arrays(P), T[:2], tpos, np.empty((P.nnz, 2)))
+        P.sum_duplicates()  # canonical: sorted column indices
+        arrays = csr_arrays(P)
+        tpos, cols, starts = column_blocks(arrays[0], arrays[1], P.shape[0])
+        state.data[_DATA_KEY] = (arrays, (cols, starts), tpos, np.empty((P.nnz, 2)))
     return state.data[_DATA_KEY]
 
 
@@ -174,8 +173,8 @@ def evaluate_nerv(engine, plan, method, state, Y, f, *, cost, grad):
     # pair at P = eps, then the stored pairs' difference) and the rows' own stored forces
     rev_stored, fwd_stored = np.empty(n), np.empty(n)
     FA, FB = np.empty((n, k)), np.empty((n, k))
-    # the stiffness per entry in the transpose's order: only a row-normalised Q's transposed forces
-    # read it (a scattered write per entry, about 40% of the pass at 70,000 points)
+    # the stiffness per entry in the column blocks' order: only a row-normalised Q's transposed
+    # forces read it
     tpos, AB = (tpos, AB) if row and grad else NO_STORE
     kern.nerv_rows(*P, tpos, _log_p(state, P[2], f, eps), Y, f, log_norm.copy(), floor, eps, lam,
                    bool(cost), log_norm, rev_stored, fwd_stored, FA, FB, AB)

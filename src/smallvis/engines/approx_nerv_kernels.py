@@ -12,7 +12,9 @@ log-sum-exp floor on its normaliser, its reverse KL and its own stored forces co
 per entry (vectorised, :mod:`.._util.vmath`); ``log p`` is made once per exaggeration
 (:func:`log_p`), and the stiffness is written per entry as ``A + s B``, linear in the row's
 reverse KL ``s``, so that the transposed forces (:func:`transposed_forces`) are a pass of
-products.
+products. The entries are stored in the order of blocks of P's columns (:func:`column_blocks`): a
+row's writes go to a few runs, not one random place each, and the transposed pass reads them in
+order, each block's forces held in cache.
 """
 
 from __future__ import annotations
@@ -203,8 +205,9 @@ def row_norm(indptr, indices, Y, i, log_s, floor, d2, dx, w):
 def store_row_stiffness(i, start, m, aa, bb, dx, tpos, AB, FA, FB):
     """Row ``i``'s stiffness differences written as ``A + s B`` (``aa``, ``bb``, offsets ``dx``):
     ``FA[i] = sum A (y_i - y_j)``, ``FB[i] = sum B (y_i - y_j)``, and each entry's ``(A, B)`` at its
-    place in P's transpose (``AB[tpos[start + t]]``, for :func:`transposed_forces`; ``tpos`` empty:
-    not written, as a Q normalised over the matrix has no transposed forces)."""
+    place in the column blocks' order (``AB[tpos[start + t]]``, :func:`column_blocks`, for
+    :func:`transposed_forces`; ``tpos`` empty: not written, as a Q normalised over the matrix has no
+    transposed forces)."""
     k = FA.shape[1]
     fa0 = 0.0
     fa1 = 0.0
@@ -244,8 +247,9 @@ def nerv_rows(indptr, indices, data, tpos, lp, Y, f, log_s, floor, eps, lam, wit
     log-sum-exp of the row's stored weights; with ``log q = -d2 - log_norm[i]`` and ``qf =
     max(q, eps)``, ``rev[i] = sum qf log(qf / p) - q log(q / eps)``, ``fwd[i] = sum p log(p / qf)
     - eps log(eps / q)`` (``with_cost``; else 0) and per entry the stiffness difference of
-    :func:`stored_forces` written as ``A + s B``, stored at the entry's place in P's transpose
-    (``AB[tpos[e]] = (A, B)``, for :func:`transposed_forces`; ``tpos`` empty: not stored), with
+    :func:`stored_forces` written as ``A + s B``, stored at the entry's place in the column blocks'
+    order (``AB[tpos[e]] = (A, B)``, :func:`column_blocks`, for :func:`transposed_forces`; ``tpos``
+    empty: not stored), with
     ``FA[i] = sum A (y_i - y_j)`` and ``FB[i] = sum B (y_i - y_j)`` over the row (its own stored
     forces are ``FA + s FB``)."""
     n, k = Y.shape
@@ -266,7 +270,7 @@ def nerv_rows(indptr, indices, data, tpos, lp, Y, f, log_s, floor, eps, lam, wit
             ln, scale = row_norm(indptr, indices, Y, i, log_s, floor, d2, dx, w)
             log_norm[i] = ln
             # three loops: the terms (vectorised), the row's sums, the stiffness to its place in
-            # the transpose (one loop of all three runs at about half the speed)
+            # the column blocks (one loop of all three runs at about half the speed)
             for t in range(m):
                 lq = -d2[t] - ln
                 q = w[t] * (scale if lq > TINY else 0.0)
@@ -291,33 +295,54 @@ def nerv_rows(indptr, indices, data, tpos, lp, Y, f, log_s, floor, eps, lam, wit
             store_row_stiffness(i, start, m, aa, bb, dx, tpos, AB, FA, FB)
 
 
+COLUMN_BLOCKS = 8  # blocks of P's columns (points) of transposed_forces, each a task
+
+
+def column_blocks(indptr, indices, n):
+    """``(tpos, cols, starts)`` of a CSR matrix with sorted column indices, its entries ordered by
+    the block of :data:`COLUMN_BLOCKS` of ``ceil(n / COLUMN_BLOCKS)`` columns they fall in, then by
+    row and column: ``tpos`` (nnz,) each entry's place in that order, ``cols`` (nnz,) the columns in
+    that order and ``starts`` (COLUMN_BLOCKS, n + 1) where row ``j`` of block ``b`` begins
+    (``starts[b, n]``: the block's end), for :func:`transposed_forces`."""
+    width = -(-n // COLUMN_BLOCKS)
+    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    block = indices // width
+    order = np.argsort(block, kind="stable")  # entries are in (row, column) order already
+    tpos = np.empty(indices.shape[0], dtype=np.int64)
+    tpos[order] = np.arange(indices.shape[0])
+    counts = np.bincount(block * n + rows, minlength=COLUMN_BLOCKS * n)
+    flat = np.concatenate(([0], np.cumsum(counts)))
+    starts = np.stack([flat[b * n:b * n + n + 1] for b in range(COLUMN_BLOCKS)])
+    return tpos, np.ascontiguousarray(indices[order]), starts
+
+
 @njit(parallel=True, cache=True, error_model="numpy")
-def transposed_forces(indptr, indices, AB, Y, shift, F):
-    """``F[i] = sum_j (A + shift[j] B) (y_i - y_j)`` over the entries ``t`` of row ``i`` of P's
-    transpose, ``(A, B) = AB[t]`` of the pair's entry in P (owned by row ``j``, written there by
-    :func:`nerv_rows` or JSE's :func:`.approx_jse_kernels.jse_rows`): the stored stiffness
-    ``dk_ji`` at ``i``, read in order."""
+def transposed_forces(cols, starts, AB, Y, shift, F):
+    """``F[i] = sum_j (A + shift[j] B) (y_i - y_j)`` over the rows ``j`` of P that store ``(j,
+    i)``, ``(A, B)`` that entry's stiffness (owned by row ``j``, written by :func:`nerv_rows` or
+    JSE's :func:`.approx_jse_kernels.jse_rows` in the column blocks' order, ``cols`` its columns,
+    ``starts`` where each row of each block begins; :func:`column_blocks`): the stored stiffness
+    ``dk_ji`` at ``i``. Each task owns a block of columns and reads its rows in order, so each
+    ``F[i]`` is summed in the order of ``j`` whatever the number of threads."""
     n, k = Y.shape
-    for i in prange(n):
-        y0 = Y[i, 0]
-        y1 = Y[i, 1] if k > 1 else 0.0
-        y2 = Y[i, 2] if k > 2 else 0.0
-        a0 = 0.0
-        a1 = 0.0
-        a2 = 0.0
-        for t in range(indptr[i], indptr[i + 1]):
-            j = indices[t]
-            dk = AB[t, 0] + shift[j] * AB[t, 1]
-            a0 += dk * (y0 - Y[j, 0])
-            if k > 1:
-                a1 += dk * (y1 - Y[j, 1])
-            if k > 2:
-                a2 += dk * (y2 - Y[j, 2])
-        F[i, 0] = a0
-        if k > 1:
-            F[i, 1] = a1
-        if k > 2:
-            F[i, 2] = a2
+    width = -(-n // COLUMN_BLOCKS)
+    for b in prange(COLUMN_BLOCKS):
+        for i in range(b * width, min(n, (b + 1) * width)):
+            for d in range(k):
+                F[i, d] = 0.0
+        for j in range(n):
+            s = shift[j]
+            y0 = Y[j, 0]
+            y1 = Y[j, 1] if k > 1 else 0.0
+            y2 = Y[j, 2] if k > 2 else 0.0
+            for e in range(starts[b, j], starts[b, j + 1]):
+                i = cols[e]
+                dk = AB[e, 0] + s * AB[e, 1]
+                F[i, 0] += dk * (Y[i, 0] - y0)
+                if k > 1:
+                    F[i, 1] += dk * (Y[i, 1] - y1)
+                if k > 2:
+                    F[i, 2] += dk * (Y[i, 2] - y2)
 
 
 # -- rows the FFT grid does not resolve (:func:`.approx_nerv.exact_rows`): every pair summed --------

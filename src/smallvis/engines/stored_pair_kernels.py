@@ -206,10 +206,12 @@ def fdiv_stored(div, indptr, indices, data, log_p, Y, f, Z, eps, want_cost, cost
     - ``HELLINGER``: ``cost = sum (sqrt p - sqrt q)^2 - q``, ``total = sum sqrt(p q)``,
       ``F = sum w sqrt(p q) dy``;
 
-    ``dy = y_i - y_j``; ``log_p``: :func:`rkl_log_p` at ``f`` (``RKL``; others: unread). Without ``want_cost`` JS's
-    ``cost`` is not computed (RKL's always is: its gradient reads it). JS takes its logarithms a
-    row at a time in vectorised passes (:mod:`smallvis._util.vmath`); rows are cut into ``CHUNKS``
-    blocks (scratch made once per block) whatever the thread count.
+    ``dy = y_i - y_j``; ``log_p``: :func:`rkl_log_p` at ``f`` (``RKL``; others: unread). Without
+    ``want_cost`` the ``cost`` of JS, CHI2 and HELLINGER is not computed (0; RKL's always is: its
+    gradient reads it). JS's logarithms, CHI2's ``p^2 / q`` and HELLINGER's ``sqrt(p q)`` are
+    taken a row at a time in vectorised passes (:mod:`smallvis._util.vmath`), then each
+    divergence's sums in one loop of its own; rows are cut into ``CHUNKS`` blocks (scratch made
+    once per block) whatever the thread count.
     """
     n, k = Y.shape
     log_eps = math.log(eps)
@@ -242,36 +244,65 @@ def fdiv_stored(div, indptr, indices, data, log_p, Y, f, Z, eps, want_cost, cost
                 vlog(ls, ls, m)
                 if want_cost:
                     vlog(ms, ms, m)
-            for e in range(m):
-                w = ws[e]
-                q = w * inv_z
-                p = f * data[lo + e]
-                if div == RKL:
+            elif div == CHI2:  # p^2 / q per entry, vectorised
+                for e in range(m):
+                    p = f * data[lo + e]
+                    ls[e] = p * p / (ws[e] * inv_z)
+            elif div == HELLINGER:  # sqrt(p q) per entry, vectorised
+                for e in range(m):
+                    ls[e] = math.sqrt(f * data[lo + e] * (ws[e] * inv_z))
+            # one loop per divergence: the sums in the order of the entries
+            if div == RKL:
+                for e in range(m):
+                    w = ws[e]
                     lp = log_p[lo + e]
-                    v = q * (log_eps - lp)
+                    v = w * inv_z * (log_eps - lp)
                     c += v
                     t += v
                     fk = w * w * (lp - log_eps)
-                elif div == JS:
+                    a0 += fk * d0[e]
+                    a1 += fk * d1[e]
+                    a2 += fk * d2[e]
+            elif div == JS:
+                for e in range(m):
+                    w = ws[e]
+                    q = w * inv_z
                     el = ls[e] - log2
                     if want_cost:
+                        p = f * data[lo + e]
                         pc = p if p > eps else eps
                         c += 0.5 * (pc * math.log(pc) - (p * ms[e] if p != 0.0 else 0.0) + q * el)
                     t += q * el
                     fk = w * w * el
-                elif div == CHI2:
-                    r = p * p / q
-                    c += (p - q) * (p - q) / q - q
+                    a0 += fk * d0[e]
+                    a1 += fk * d1[e]
+                    a2 += fk * d2[e]
+            elif div == CHI2:
+                for e in range(m):
+                    r = ls[e]
                     t += r
-                    fk = w * r
-                else:
-                    s = math.sqrt(p * q)
-                    c += (math.sqrt(p) - math.sqrt(q)) ** 2 - q
-                    t += s
-                    fk = w * s
-                a0 += fk * d0[e]
-                a1 += fk * d1[e]
-                a2 += fk * d2[e]
+                    fk = ws[e] * r
+                    a0 += fk * d0[e]
+                    a1 += fk * d1[e]
+                    a2 += fk * d2[e]
+                if want_cost:
+                    for e in range(m):
+                        p = f * data[lo + e]
+                        q = ws[e] * inv_z
+                        c += (p - q) * (p - q) / q - q
+            else:
+                for e in range(m):
+                    sq = ls[e]
+                    t += sq
+                    fk = ws[e] * sq
+                    a0 += fk * d0[e]
+                    a1 += fk * d1[e]
+                    a2 += fk * d2[e]
+                if want_cost:
+                    for e in range(m):
+                        p = f * data[lo + e]
+                        q = ws[e] * inv_z
+                        c += (math.sqrt(p) - math.sqrt(q)) ** 2 - q
             cost[i] = c
             total[i] = t
             F[i, 0] = a0

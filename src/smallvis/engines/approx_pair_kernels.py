@@ -107,21 +107,28 @@ def normalised_ce_stored(indptr, indices, data, Y, f, inv_z, eps, want_grad, wan
     cross-entropy's zero-P terms (``p = f P_ij``, ``w = 1 / (1 + d2)``, ``q = w inv_z``), per point
     ``i``: the cost ``c_i = sum_j p (log(1 - q + eps) - log q)`` (``want_cost``; its two logs per
     entry are most of this pass's time), the share of ``S`` ``t_i = sum_j p / (1 - q)`` and the
-    forces ``F_i = sum_j 4 w p / (1 - q) (y_i - y_j)`` (``want_grad``). Rows are independent: the
-    result does not depend on the number of threads."""
+    forces ``F_i = sum_j 4 w p / (1 - q) (y_i - y_j)`` (``want_grad``), summed in registers. Rows
+    are independent: the result does not depend on the number of threads."""
     n, k = Y.shape
     for i in prange(n):
         ci = 0.0
         ti = 0.0
-        for d in range(k):
-            if want_grad:
-                F[i, d] = 0.0
+        y0 = Y[i, 0]
+        y1 = Y[i, 1] if k > 1 else 0.0
+        y2 = Y[i, 2] if k > 2 else 0.0
+        a0 = 0.0
+        a1 = 0.0
+        a2 = 0.0
         for e in range(indptr[i], indptr[i + 1]):
             j = indices[e]
-            x = 0.0
-            for d in range(k):
-                diff = Y[i, d] - Y[j, d]
-                x += diff * diff
+            e0 = y0 - Y[j, 0]
+            e1 = y1 - Y[j, 1] if k > 1 else 0.0
+            e2 = y2 - Y[j, 2] if k > 2 else 0.0
+            x = e0 * e0
+            if k > 1:
+                x += e1 * e1
+            if k > 2:
+                x += e2 * e2
             w = 1.0 / (1.0 + x)
             q = w * inv_z
             p = f * data[e]
@@ -130,7 +137,15 @@ def normalised_ce_stored(indptr, indices, data, Y, f, inv_z, eps, want_grad, wan
             r = p / (1.0 - q)
             ti += r
             if want_grad:
-                for d in range(k):
-                    F[i, d] += 4.0 * w * r * (Y[i, d] - Y[j, d])
+                s = 4.0 * w * r
+                a0 += s * e0
+                a1 += s * e1
+                a2 += s * e2
+        if want_grad:
+            F[i, 0] = a0
+            if k > 1:
+                F[i, 1] = a1
+            if k > 2:
+                F[i, 2] = a2
         c[i] = ci
         t[i] = ti

@@ -211,9 +211,9 @@ def walks_graph(model: Model, Xn, k: int) -> bool:
     points' neighbour graph (:func:`smallvis.io.graph_query.graph_neighbors`: approximate,
     deterministic) rather than an exact search: where the fit's own neighbours were approximate
     (``knn="auto"`` where :func:`~smallvis.io.neighbors.auto_knn_method` picks an approximate
-    search, or ``"nndescent"``, ``"pynndescent"``), on dense Euclidean rows. At 60,000 + 10,000 resampled digits: umap's 14
-    neighbours 4x faster than the exact search, recall 0.9999; t-SNE's 90 (the walk on the forward
-    edges only) 1.6x faster, recall 0.9997."""
+    search, or ``"nndescent"``, ``"pynndescent"``), on dense Euclidean rows. At 60,000 + 10,000
+    resampled digits: umap's 14 neighbours 4x faster than the exact search, recall 0.9999; t-SNE's
+    90 (the walk on the forward edges only) 1.6x faster, recall 0.9997."""
     from ..io.neighbors import auto_knn_method
 
     if model.neighbors is None or _is_sparse(model.X) or _is_sparse(Xn):

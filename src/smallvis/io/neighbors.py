@@ -25,7 +25,8 @@ from .._util.names import match_name
 from .distances import shift_origin
 from .knn_args import check_neighbors_k
 
-__all__ = ["EXACT_MAX_N", "KNN_METHODS", "auto_knn_method", "check_neighbors_k", "nearest_neighbors"]
+__all__ = ["EXACT_MAX_N", "KNN_METHODS", "auto_knn_method", "check_neighbors_k",
+           "nearest_neighbors"]
 
 KNN_METHODS = ("auto", "exact", "nndescent", "pynndescent")
 # "auto" above EXACT_MAX_N: the library's search up to this many neighbours, pynndescent for more.

@@ -277,11 +277,11 @@ def fdiv_stored(div, indptr, indices, data, log_p, Y, f, Z, eps, want_cost, cost
                     a0 += fk * d0[e]
                     a1 += fk * d1[e]
                     a2 += fk * d2[e]
-            elif div == CHI2:
+            else:  # CHI2, HELLINGER: the row pass gave p^2 / q or sqrt(p q), t's term
                 for e in range(m):
-                    r = ls[e]
-                    t += r
-                    fk = ws[e] * r
+                    v = ls[e]
+                    t += v
+                    fk = ws[e] * v
                     a0 += fk * d0[e]
                     a1 += fk * d1[e]
                     a2 += fk * d2[e]
@@ -289,20 +289,10 @@ def fdiv_stored(div, indptr, indices, data, log_p, Y, f, Z, eps, want_cost, cost
                     for e in range(m):
                         p = f * data[lo + e]
                         q = ws[e] * inv_z
-                        c += (p - q) * (p - q) / q - q
-            else:
-                for e in range(m):
-                    sq = ls[e]
-                    t += sq
-                    fk = ws[e] * sq
-                    a0 += fk * d0[e]
-                    a1 += fk * d1[e]
-                    a2 += fk * d2[e]
-                if want_cost:
-                    for e in range(m):
-                        p = f * data[lo + e]
-                        q = ws[e] * inv_z
-                        c += (math.sqrt(p) - math.sqrt(q)) ** 2 - q
+                        if div == CHI2:
+                            c += (p - q) * (p - q) / q - q
+                        else:
+                            c += (math.sqrt(p) - math.sqrt(q)) ** 2 - q
             cost[i] = c
             total[i] = t
             F[i, 0] = a0

@@ -417,9 +417,8 @@ ENGINES = ("dense", "exact", "bh", "fft", "sgd")
 def tables(rows) -> str:
     """One markdown table per (dataset, size): a row per method, a column per engine with the
     time per iteration, its ratio to tsne's on that engine and kNN@15 (``ms · ×tsne · kNN``), and
-    the largest peak memory of the approximate engines' runs. The ratio is the ``--paired`` one
-    where the row has it (one gradient beside tsne's, alternated), else the time per iteration
-    over tsne's run's. A later row of a cell replaces an earlier one (a rerun)."""
+    the largest peak memory of the approximate engines' runs (ratios: :func:`_ratio_text`). A later
+    row of a cell replaces an earlier one (a rerun)."""
     cells = {_cell(r): r for r in rows}
     out = []
     for data, n in sorted({(c[0], c[1]) for c in cells}, key=lambda k: (k[0], k[1])):
@@ -441,8 +440,7 @@ def tables(rows) -> str:
                 if r.get("status") != "ok":
                     line.append(str(r.get("status") or "failed").split()[0].rstrip(":"))
                     continue
-                ratio = (f" · {r['beside_tsne']['ratio']:.2f}×" if "beside_tsne" in r
-                         else f" · {r['per_iter_s'] / base[e]:.2f}×" if e in base else "")
+                ratio = _ratio_text(r, e, base)
                 flag = " (diverged)" if r.get("diverged") else ""
                 line.append(f"{_duration(r['per_iter_s'])}{ratio} · {r['knn15']:.3f}{flag}")
                 if e in ("bh", "fft", "sgd") and r.get("peak_mb"):
@@ -451,6 +449,19 @@ def tables(rows) -> str:
                        + f" | {max(peaks) if peaks else '·'} |")
         out.append("")
     return "\n".join(out)
+
+
+def _ratio_text(row: dict, engine: str, base: dict) -> str:
+    """A cell's ratio to tsne's: on the exact and dense engines the time per iteration over tsne's
+    run's (the issue's target), with the ``--paired`` gradient ratio after it (``g``); on the
+    others the paired ratio where the row has it, else the time per iteration over tsne's."""
+    paired = row["beside_tsne"]["ratio"] if "beside_tsne" in row else None
+    per_iter = row["per_iter_s"] / base[engine] if engine in base else None
+    if engine in ("exact", "dense") and per_iter is not None:
+        return f" · {per_iter:.2f}×" + (f" (g {paired:.2f}×)" if paired is not None else "")
+    if paired is not None:
+        return f" · {paired:.2f}×"
+    return f" · {per_iter:.2f}×" if per_iter is not None else ""
 
 
 def _duration(seconds: float) -> str:

@@ -8,10 +8,11 @@ from smallvis.engines import ExactEngine
 from smallvis.engines import exact_sum
 from smallvis.engines.exact_kernels import add_pair_forces, kernel_params
 from smallvis.engines.exact_row_kernels import (add_kl_forces_2d, add_two_forces_2d,
-                                                row_costly_weights)
-from smallvis.engines.output_kernel_dispatch import row_weights_grads
-from smallvis.engines.output_kernel_functions import (HEAVY_TAILED_KERNEL, POWER_HEAVY_KERNEL,
-                                                      T_KERNEL, UMAP_KERNEL)
+                                                row_costly_weights, row_costly_weights_inplace)
+from smallvis.engines.output_kernel_dispatch import row_weights_grads, row_weights_inplace
+from smallvis.engines.output_kernel_functions import (GAUSSIAN_KERNEL, HEAVY_TAILED_KERNEL,
+                                                      POWER_HEAVY_KERNEL, T_KERNEL, TDOF_KERNEL,
+                                                      UMAP_KERNEL)
 from smallvis.io.data import InputData
 from smallvis.methods import build_method
 
@@ -38,11 +39,27 @@ def _both(code, kp, d2):
     (UMAP_KERNEL, kernel_params(a=1.58, b=0.9, gr_eps=0.1)), (UMAP_KERNEL, kernel_params(a=1.9, b=1.0)),
     (UMAP_KERNEL, kernel_params(a=0.6, b=2.0, gr_eps=0.0)), (T_KERNEL, kernel_params()),
     (POWER_HEAVY_KERNEL, kernel_params(alpha=1.0, b=1.0)),
-    (POWER_HEAVY_KERNEL, kernel_params(alpha=-2.0, b=0.7))])
+    (POWER_HEAVY_KERNEL, kernel_params(alpha=-2.0, b=0.7)),
+    (TDOF_KERNEL, kernel_params(dof=0.5)), (TDOF_KERNEL, kernel_params(dof=3.0)),
+    (TDOF_KERNEL, kernel_params(dof=1.0)), (TDOF_KERNEL, kernel_params(dof=1e-3))])
 def test_split_loops_give_the_generated_kernels_bits(code, kp):
     w1, g1, w2, g2 = _both(code, kp, _d2())
     np.testing.assert_array_equal(w1, w2)
     np.testing.assert_array_equal(g1, g2)
+
+
+@pytest.mark.parametrize("code, kp", [
+    (UMAP_KERNEL, kernel_params(a=1.58, b=0.9)), (UMAP_KERNEL, kernel_params(a=1.9, b=1.0)),
+    (POWER_HEAVY_KERNEL, kernel_params(alpha=0.5)), (POWER_HEAVY_KERNEL, kernel_params(alpha=-2.0)),
+    (POWER_HEAVY_KERNEL, kernel_params(alpha=1.0)), (TDOF_KERNEL, kernel_params(dof=0.5)),
+    (TDOF_KERNEL, kernel_params(dof=3.0)), (HEAVY_TAILED_KERNEL, kernel_params(alpha=0.5)),
+    (GAUSSIAN_KERNEL, kernel_params()), (T_KERNEL, kernel_params())])
+def test_split_weights_in_place_give_the_generated_kernels_bits(code, kp):
+    d2 = _d2()
+    split, generated = d2.copy(), d2.copy()
+    row_costly_weights_inplace(code, kp, split, d2.size)
+    row_weights_inplace(code, kp, generated, d2.size)
+    np.testing.assert_array_equal(split, generated)
 
 
 @pytest.mark.parametrize("alpha, b", [(0.5, 0.5), (0.6, 0.6), (0.3, 0.4), (1.7, 1.5), (0.6, 0.5)])

@@ -36,7 +36,7 @@ from .._util.jit import njit
 from .._util.sums import pairwise_sum
 from .._util.vmath import log1
 from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
-from .output_kernel_dispatch import row_weights_grads, row_weights_inplace
+from .exact_row_kernels import row_costly_weights, row_costly_weights_inplace
 from .output_kernel_functions import T_KERNEL, t_weight
 
 # columns per block of plogp_cols (contiguous reads of each row's block)
@@ -199,8 +199,8 @@ def weight_rows(Yt, code, kp, beta, u, bounds, d2_scratch, w_scratch, g_scratch,
             _row_pair_d2(Yt, i, wa, m)
             if scaled:  # w_ij = w(beta_i d2), w_ji = w(beta_j d2)
                 _scale_rows(bt_all[i], bt_all[i + 1:], wa, wb, m)
-                row_weights_inplace(code, kp, wb, m)
-            row_weights_inplace(code, kp, wa, m)
+                row_costly_weights_inplace(code, kp, wb, m)
+            row_costly_weights_inplace(code, kp, wa, m)
             ui = u_all[i]
             ut = u_all[i + 1:]
             cb = cbuf[c, i + 1:]
@@ -265,10 +265,10 @@ def kl_pair_terms(P, PT, Yt, f, fg, code, kp, clamp, eps, by_row, inv_z, beta, u
                 _row_pair_d2(Yt, i, d2, m)
                 if scaled:  # w_ij = w(beta_i d2), w_ji = w(beta_j d2)
                     _scale_rows(bi, bt, d2, xb, m)
-                    row_weights_grads(code, kp, d2, wa, ga, m)
-                    row_weights_grads(code, kp, xb, wb, gb, m)
+                    row_costly_weights(code, kp, d2, wa, ga, m)
+                    row_costly_weights(code, kp, xb, wb, gb, m)
                 else:
-                    row_weights_grads(code, kp, d2, wa, ga, m)
+                    row_costly_weights(code, kp, d2, wa, ga, m)
             prow = P[i, i + 1:]
             if transposed:
                 pcol = PT[i, i + 1:]

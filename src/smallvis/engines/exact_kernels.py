@@ -27,8 +27,8 @@ from numba import prange
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
 # the output kernels, generated from their declarations (smallvis.methods.output_kernels)
-from .output_kernel_dispatch import row_weights, row_weights_grads, row_weights_inplace
-from .exact_row_kernels import add_kl_forces_2d, row_costly_weights
+from .output_kernel_dispatch import row_weights, row_weights_grads
+from .exact_row_kernels import add_kl_forces_2d, row_costly_weights, row_costly_weights_inplace
 from .output_kernel_functions import (KP_A, KP_ALPHA, KP_B, KP_DOF, KP_GR_EPS, N_PARAMS,
                                       T_KERNEL, t_grad, t_weight)
 
@@ -84,7 +84,7 @@ def _row_d2(Yt, i, d2):
 def _row_weight_sum(code, kp, d2, m):
     """Sum of the output weights ``w(d2[j])`` for ``j < m`` (``d2[:m]`` is overwritten by them and
     summed with :func:`pairwise_sum`)."""
-    row_weights_inplace(code, kp, d2, m)
+    row_costly_weights_inplace(code, kp, d2, m)
     return pairwise_sum(d2, m)
 
 

@@ -1,5 +1,7 @@
-"""Row functions of the fused exact engine's one-pass KL (:func:`.exact_kernels.kl_terms_unnormalised`)
-for the costly output kernels (compiled on first use and cached on disk).
+"""Row functions of the fused exact engine's KL passes (the one-pass
+:func:`.exact_kernels.kl_terms_unnormalised`, the Z passes, the general pass of
+:mod:`.exact_asymmetric_kernels`) for the costly output kernels (compiled on first use and cached
+on disk).
 
 :func:`row_costly_weights` gives the weights ``w`` and gradient factors ``g`` of one row's pairs as
 :func:`.output_kernel_dispatch.row_weights_grads` does, but with one loop per transcendental
@@ -16,6 +18,10 @@ see :mod:`smallvis._util.vmath`), the exponent's special cases chosen outside th
   ``pow(w, b)``'s).
 
 Any other kernel, or an exponent with a special case, goes to the generated row function.
+:func:`row_costly_weights_inplace` gives the weights alone the same way (the Z passes: the
+exact engine's ``kernel_total`` and the general KL pass's ``weight_rows``); the general KL pass
+(:mod:`.exact_asymmetric_kernels`) takes its weights and factors from :func:`row_costly_weights`
+too.
 :func:`add_two_forces_2d` and :func:`add_kl_forces_2d` add two force sums of a 2-D row in one
 loop over the pairs (the bits of :func:`.exact_kernels.add_pair_forces` of each, a loop per sum
 and dimension).
@@ -26,9 +32,9 @@ from __future__ import annotations
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
 from .._util.vmath import exp1, log1, log1p1
-from .output_kernel_dispatch import row_weights_grads
-from .output_kernel_functions import (HEAVY_TAILED_KERNEL, KP_A, KP_ALPHA, KP_B, KP_GR_EPS,
-                                      POWER_HEAVY_KERNEL, UMAP_KERNEL)
+from .output_kernel_dispatch import row_weights_grads, row_weights_inplace
+from .output_kernel_functions import (HEAVY_TAILED_KERNEL, KP_A, KP_ALPHA, KP_B, KP_DOF,
+                                      KP_GR_EPS, POWER_HEAVY_KERNEL, TDOF_KERNEL, UMAP_KERNEL)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -75,9 +81,22 @@ def _power_heavy(alpha, b, d2, w, g, m):
 
 
 @njit(cache=True, error_model="numpy")
+def _tdof(dof, d2, w, g, m):
+    e = -0.5 * (dof + 1.0)
+    half = 0.5 * (dof + 1.0)
+    for j in range(m):
+        x = d2[j]
+        w[j] = log1(1.0 + x / dof)
+        g[j] = half / (dof + x)
+    for j in range(m):
+        w[j] = exp1(e * w[j])
+
+
+@njit(cache=True, error_model="numpy")
 def row_costly_weights(code, kp, d2, w, g, m):
     """``w[j] = w(d2[j])`` and ``g[j] = g(d2[j], w[j])`` for ``j < m`` (distinct arrays): the split
-    loops of the heavy-tailed kernel, UMAP's curve and the power form, else the generated
+    loops of the heavy-tailed kernel, UMAP's curve, the power form and the Student-t with ``dof``
+    degrees of freedom, else the generated
     :func:`.output_kernel_dispatch.row_weights_grads`."""
     if code == HEAVY_TAILED_KERNEL:
         _heavy(kp[KP_ALPHA], d2, w, g, m)
@@ -86,6 +105,8 @@ def row_costly_weights(code, kp, d2, w, g, m):
     elif (code == POWER_HEAVY_KERNEL and not _special(-1.0 / kp[KP_ALPHA])
           and (kp[KP_B] == kp[KP_ALPHA] or not _special(kp[KP_B]))):
         _power_heavy(kp[KP_ALPHA], kp[KP_B], d2, w, g, m)
+    elif code == TDOF_KERNEL and not _special(-0.5 * (kp[KP_DOF] + 1.0)):
+        _tdof(kp[KP_DOF], d2, w, g, m)
     else:
         row_weights_grads(code, kp, d2, w, g, m)
 
@@ -154,3 +175,34 @@ def add_kl_forces_2d(Yt, i, four_f, prow, w, g, ga, gr, m, t0, t1, t2, t3):
     ga[1, i] += pairwise_sum(t1, m)
     gr[0, i] += pairwise_sum(t2, m)
     gr[1, i] += pairwise_sum(t3, m)
+
+
+@njit(cache=True, error_model="numpy")
+def row_costly_weights_inplace(code, kp, w, m):
+    """``w[j] = w(w[j])`` for ``j < m`` (the squared distances replaced by their weights, as
+    :func:`.output_kernel_dispatch.row_weights_inplace`, with its bits): a log pass, then an exp
+    pass, for UMAP's curve, the power form and the Student-t with ``dof`` degrees of freedom
+    (their one loop of both runs 5-8x slower); any other kernel, or an exponent with a special
+    case, goes to the generated row function."""
+    if code == UMAP_KERNEL and not _special(kp[KP_B]):
+        a, b = kp[KP_A], kp[KP_B]
+        for j in range(m):
+            w[j] = log1(max(w[j], 0.0))
+        for j in range(m):
+            w[j] = 1.0 / (1.0 + a * exp1(b * w[j]))
+    elif code == POWER_HEAVY_KERNEL and not _special(-1.0 / kp[KP_ALPHA]):
+        alpha = kp[KP_ALPHA]
+        e = -1.0 / alpha
+        for j in range(m):
+            w[j] = log1(alpha * w[j] + 1.0)
+        for j in range(m):
+            w[j] = exp1(e * w[j])
+    elif code == TDOF_KERNEL and not _special(-0.5 * (kp[KP_DOF] + 1.0)):
+        dof = kp[KP_DOF]
+        e = -0.5 * (dof + 1.0)
+        for j in range(m):
+            w[j] = log1(1.0 + w[j] / dof)
+        for j in range(m):
+            w[j] = exp1(e * w[j])
+    else:
+        row_weights_inplace(code, kp, w, m)

@@ -9,7 +9,10 @@ function (a log pass, then an exp pass: one loop holding both polynomials' const
 see :mod:`smallvis._util.vmath`), the exponent's special cases chosen outside the loops:
 
 - heavy-tailed (hssne, bhssne): ``log1p(alpha x)``, then ``w = exp(-l / alpha)``; ``g = 1 / (1 +
-  alpha x)``: the generated kernel's bits;
+  alpha x)``: the generated kernel's bits; where ``1 / alpha`` is an integer ``n`` up to 4
+  (:func:`rational_power`; the default alpha 0.5), ``w = g^n``, no transcendental (within a few
+  ulps of the generated weight: the exact engine's numbers move in the last bits, not the
+  dense engine's);
 - UMAP's curve (usne): ``log x``, then ``w = 1 / (1 + a exp(b l))``, ``g = b (1 - w) / (x +
   gr_eps)``: the generated kernel's bits (``pow`` is ``exp(b log x)`` there too);
 - dhssne's power form: ``l = log(alpha x + 1)`` once, ``w = exp(-l / alpha)`` and ``g = w^b`` from
@@ -43,8 +46,67 @@ def _special(e):
     return e == 1.0 or e == 2.0 or e == 0.5 or e == -1.0 or e == 0.0
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def rational_power(alpha):
+    """``n`` where ``1 / alpha`` is the integer ``n`` in 1..4 (hssne's and bhssne's default alpha
+    0.5: 2), else 0: the heavy-tailed weight ``(1 + alpha x)^(-1 / alpha)`` is then ``r^n`` with
+    ``r = 1 / (1 + alpha x)``, its gradient factor."""
+    inv = 1.0 / alpha if alpha > 0.0 else 0.0
+    for n in range(1, 5):
+        if inv == n:
+            return n
+    return 0
+
+
+@njit(cache=True, error_model="numpy")
+def _powers(r, w, n, m):
+    """``w[j] = r[j]^n`` for ``j < m`` and ``n`` in 1..4 (distinct arrays; a loop per ``n``, each
+    vectorised)."""
+    if n == 1:
+        for j in range(m):
+            w[j] = r[j]
+    elif n == 2:
+        for j in range(m):
+            w[j] = r[j] * r[j]
+    elif n == 3:
+        for j in range(m):
+            rj = r[j]
+            w[j] = rj * rj * rj
+    else:
+        for j in range(m):
+            sq = r[j] * r[j]
+            w[j] = sq * sq
+
+
+@njit(cache=True, error_model="numpy")
+def _heavy_powers_inplace(alpha, n, w, m):
+    """``w[j] = r^n`` with ``r = 1 / (1 + alpha w[j])`` (:func:`rational_power`), in place."""
+    if n == 1:
+        for j in range(m):
+            w[j] = 1.0 / (1.0 + alpha * w[j])
+    elif n == 2:
+        for j in range(m):
+            r = 1.0 / (1.0 + alpha * w[j])
+            w[j] = r * r
+    elif n == 3:
+        for j in range(m):
+            r = 1.0 / (1.0 + alpha * w[j])
+            w[j] = r * r * r
+    else:
+        for j in range(m):
+            r = 1.0 / (1.0 + alpha * w[j])
+            sq = r * r
+            w[j] = sq * sq
+
+
 @njit(cache=True, error_model="numpy")
 def _heavy(alpha, d2, w, g, m):
+    n = rational_power(alpha)
+    if n > 0:
+        for j in range(m):
+            g[j] = 1.0 / (1.0 + alpha * d2[j])
+        _powers(g, w, n, m)
+        return
     for j in range(m):
         ax = alpha * d2[j]
         w[j] = log1p1(ax)
@@ -182,9 +244,12 @@ def row_costly_weights_inplace(code, kp, w, m):
     """``w[j] = w(w[j])`` for ``j < m`` (the squared distances replaced by their weights, as
     :func:`.output_kernel_dispatch.row_weights_inplace`, with its bits): a log pass, then an exp
     pass, for UMAP's curve, the power form and the Student-t with ``dof`` degrees of freedom
-    (their one loop of both runs 5-8x slower); any other kernel, or an exponent with a special
-    case, goes to the generated row function."""
-    if code == UMAP_KERNEL and not _special(kp[KP_B]):
+    (their one loop of both runs 5-8x slower); the heavy-tailed kernel's powers of ``1 / (1 +
+    alpha x)`` where :func:`rational_power` gives one (within a few ulps); any other kernel, or an
+    exponent with a special case, goes to the generated row function."""
+    if code == HEAVY_TAILED_KERNEL and rational_power(kp[KP_ALPHA]) > 0:
+        _heavy_powers_inplace(kp[KP_ALPHA], rational_power(kp[KP_ALPHA]), w, m)
+    elif code == UMAP_KERNEL and not _special(kp[KP_B]):
         a, b = kp[KP_A], kp[KP_B]
         for j in range(m):
             w[j] = log1(max(w[j], 0.0))

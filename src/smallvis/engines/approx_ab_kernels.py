@@ -16,10 +16,10 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
-from .._util.vmath import exp1, expm1_1, log1, vlog
+from .._util.vmath import log1, vlog
 from .csr_row_kernels import gather_row, widest_row
 from .exact_ab_kernels import (ALPHA, ALPHA0, BETA, BETA0, EPS, F, FLOOR, GENERAL, INV_Z, LAM,
-                               LAMBDA0, OB, OL, ZERO, row_q, vpow_part, vpower)
+                               LAMBDA0, OB, OL, ZERO, gauss_q_power, row_q, vpow_part, vpower)
 from .output_kernel_functions import GAUSSIAN_KERNEL, power
 
 
@@ -75,21 +75,6 @@ def ab_p_terms(indptr, indices, data, branch, prm, out):
                 dp[e] -= t0
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def _gauss_q_power(d2, out, b, split, log_inv_z, log_eps, m):
-    """``out[:m] = q^b`` of the floored Gaussian ``q = max(exp(-d2) / Z, eps)``, less 1 where
-    ``split`` (``expm1(b log q)``), from ``log q = max(log(1/Z) - d2, log eps)`` (the grid's own
-    form: no ``exp`` then ``log`` per entry); ``d2`` is overwritten with ``b log q``."""
-    for e in range(m):
-        d2[e] = b * max(log_inv_z - d2[e], log_eps)
-    if split:
-        for e in range(m):
-            out[e] = expm1_1(d2[e])
-    else:
-        for e in range(m):
-            out[e] = exp1(d2[e])
-
-
 @njit(parallel=True, cache=True, error_model="numpy")
 def ab_stored(indptr, indices, D, Y, branch, wk, prm, want_cost, cc, ds, F_out):
     """Per row ``i`` over its stored entries (a diagonal entry adds nothing), the differences between
@@ -132,7 +117,7 @@ def ab_stored(indptr, indices, D, Y, branch, wk, prm, want_cost, cc, ds, F_out):
             dp = D[lo:lo + m]
             # the terms of q: A's difference into x, the cost's into qt
             if log_q_direct:  # q^b (less 1 where split) into qt; g = 1 (set per block)
-                _gauss_q_power(x, qt, b, ob != 0.0, log_inv_z, log_eps, m)
+                gauss_q_power(x, qt, b, ob != 0.0, log_inv_z, log_eps, m)
             else:
                 row_q(gauss, inv_z, eps, x, g, q, m)
             if branch == GENERAL:
@@ -140,7 +125,9 @@ def ab_stored(indptr, indices, D, Y, branch, wk, prm, want_cost, cc, ds, F_out):
                     vpow_part(q, b, ob != 0.0, qt, x, m)  # x: scratch (overwritten next)
                 for e in range(m):
                     x[e] = dp[e] * (qt[e] + ob)
-                    qt[e] = -dp[e] * qt[e] / (a * b)
+                if want_cost:
+                    for e in range(m):
+                        qt[e] = -dp[e] * qt[e] / (a * b)
             elif branch == BETA0:
                 if want_cost:
                     for e in range(m):

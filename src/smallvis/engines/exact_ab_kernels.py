@@ -22,7 +22,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
-from .._util.vmath import exp1, expm1_1, log1, pow1
+from .._util.vmath import EXPM1_NEAR, exp1, expm1_1, expm1_near, log1, pow1
 from .output_kernel_functions import GAUSSIAN_KERNEL, power
 
 # divergence codes of .exact_pair_kernels.pair_pass: AB_BASE + branch
@@ -72,6 +72,27 @@ def vpower(x, e, m):
             x[j] = pow1(x[j], e)
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def gauss_q_power(d2, out, b, split, log_inv_z, log_eps, m):
+    """``out[:m] = q^b`` of the floored Gaussian ``q = max(exp(-d2) / Z, eps)``, less 1 where
+    ``split`` (``expm1(b log q)``), from ``log q = max(log(1/Z) - d2, log eps)`` (the grid's own
+    form: no ``exp`` then ``log`` per entry); ``d2`` is overwritten with ``b log q``. ``log q``
+    lies in ``[log eps, log(1/Z)]``: where ``|b|`` times the larger end's size is at most
+    :data:`EXPM1_NEAR` (abssne's default ``b = 1e-5``), ``expm1``'s polynomial alone gives its
+    bits."""
+    for e in range(m):
+        d2[e] = b * max(log_inv_z - d2[e], log_eps)
+    if split and abs(b) * max(abs(log_eps), abs(log_inv_z)) <= EXPM1_NEAR:
+        for e in range(m):
+            out[e] = expm1_near(d2[e])
+    elif split:
+        for e in range(m):
+            out[e] = expm1_1(d2[e])
+    else:
+        for e in range(m):
+            out[e] = exp1(d2[e])
+
+
 @njit(cache=True, error_model="numpy")
 def vpow_part(q, x, split, out, tmp, m):
     """``out[:m] = q[:m] ** x`` less the offset 1 of the expm1 form (``split``: ``expm1(x log q)``,
@@ -116,7 +137,10 @@ def row_ab(branch, wk, prm, xrow, d2, kk, k2, cc, m, want_cost):
         # loops each of one form (the powers' cases chosen outside them), so that they vectorise:
         # Q^b's part in cc (d2 its scratch), P^a in d2, then P^a Q^b (plus P^a with the expm1
         # form of Q^b)
-        vpow_part(k2, b, ob != 0.0, cc, d2, m)
+        if wk == GAUSSIAN_KERNEL:  # log q from d2 (no log of the exp), d2 its scratch
+            gauss_q_power(d2, cc, b, ob != 0.0, log1(inv_z), log1(eps), m)
+        else:
+            vpow_part(k2, b, ob != 0.0, cc, d2, m)
         if floor:
             for j in range(m):
                 d2[j] = max(f * xrow[j], eps)

@@ -24,7 +24,8 @@ import numpy as np
 from numba import prange
 
 from .._util.jit import njit
-from .._util.vmath import pow1
+from .._util.vmath import exp1, log1
+from .csr_row_kernels import widest_row
 from .output_kernel_functions import KP_A, KP_B, N_PARAMS
 
 
@@ -43,6 +44,8 @@ def _logistic(r):
 
 # the slot of ec in kp
 EC = N_PARAMS
+# rows are cut into this many blocks (scratch made once per block), any thread count
+CHUNKS = 256
 # which term nce_term gives (the radial codes NCE_SIG .. NCE_FORCE of .radial_kernels, in order)
 SIG, SIG2, COST, FORCE = range(4)
 
@@ -88,79 +91,113 @@ def nce_term(which, kp, x, qhat):
 def stored_curve(indptr, indices, Y, a, b, apb):
     """``a x^b`` (UMAP's curve ``qhat = 1 / (1 + a x^b)``) of every stored entry of P at ``Y`` (-1
     on the diagonal), made once per evaluation for the Newton steps' passes (:func:`stored_dq_at`)
-    and the final one (:func:`stored_terms`); the powers of a row in one vectorised loop
-    (:func:`smallvis._util.vmath.pow1`)."""
+    and the final one (:func:`stored_terms`): a row's squared distances, then ``x^b`` as
+    :func:`smallvis._util.vmath.pow1`'s ``exp(b log x)`` in a log pass and an exp pass (its bits;
+    loops over a row's slice from 0, so that LLVM vectorises them: 5x faster than one loop of
+    ``pow1`` over ``range(lo, hi)``)."""
     n, k = Y.shape
     for i in prange(n):
         lo, hi = indptr[i], indptr[i + 1]
-        for e in range(lo, hi):
-            j = indices[e]
+        m = hi - lo
+        row = apb[lo:hi]
+        cols = indices[lo:hi]
+        for e in range(m):
+            j = cols[e]
             x = 0.0
             for d in range(k):
                 diff = Y[i, d] - Y[j, d]
                 x += diff * diff
-            apb[e] = max(x, 0.0)
-        for e in range(lo, hi):
-            apb[e] = a * pow1(apb[e], b)
-        for e in range(lo, hi):
-            if indices[e] == i:
-                apb[e] = -1.0
+            row[e] = max(x, 0.0)
+        for e in range(m):
+            row[e] = log1(row[e])
+        if b != 0.0:
+            for e in range(m):
+                row[e] = a * exp1(b * row[e])
+        else:  # pow1's x^0 = 1
+            for e in range(m):
+                row[e] = a
+        for e in range(m):
+            if cols[e] == i:
+                row[e] = -1.0
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
 def stored_dq_at(indptr, data, apb, f, ec, F, dF):
     """Per row ``i`` of the CSR matrix P, over its stored entries (``p = f P_ij``, ``a x^b`` of
     :func:`stored_curve`): ``F_i = sum_j p (1 - sigma)`` and ``dF_i = sum_j p sigma (1 - sigma)``,
-    the data terms of ``dC/dQ`` and ``d2C/dQ2``. Rows are independent: the result does not depend
-    on the number of threads."""
+    the data terms of ``dC/dQ`` and ``d2C/dQ2``. A row's terms in one vectorised pass, then its
+    sums in the stored order (the diagonal, ``a x^b = -1``, left out); rows in ``CHUNKS`` blocks,
+    each writing its own rows only: the result does not depend on the number of threads."""
     n = indptr.shape[0] - 1
-    for i in prange(n):
-        s1 = 0.0
-        s2 = 0.0
-        for e in range(indptr[i], indptr[i + 1]):
-            if apb[e] < 0.0:
-                continue
-            sig, om = _logistic((1.0 / (1.0 + apb[e])) * ec)
-            p = f * data[e]
-            s1 += p * om
-            s2 += p * sig * om
-        F[i] = s1
-        dF[i] = s2
+    width = widest_row(indptr)
+    blocks = min(CHUNKS, n)
+    for blk in prange(blocks):
+        t1 = np.empty(width)
+        t2 = np.empty(width)
+        for i in range(blk * n // blocks, (blk + 1) * n // blocks):
+            lo, hi = indptr[i], indptr[i + 1]
+            m = hi - lo
+            arow, prow = apb[lo:hi], data[lo:hi]
+            for e in range(m):
+                sig, om = _logistic((1.0 / (1.0 + arow[e])) * ec)
+                p = f * prow[e]
+                t1[e] = p * om
+                t2[e] = p * sig * om
+            s1 = 0.0
+            s2 = 0.0
+            for e in range(m):
+                if arow[e] < 0.0:
+                    continue
+                s1 += t1[e]
+                s2 += t2[e]
+            F[i] = s1
+            dF[i] = s2
 
 
 @njit(parallel=True, cache=True, error_model="numpy")
 def stored_terms(indptr, indices, data, apb, Y, f, b, ec, want_cost, want_grad, cost, G):
     """Per row ``i`` of the symmetric CSR matrix P, over its stored entries (``p = f P_ij``, ``a x^b``
     of :func:`stored_curve`): the data cost ``cost_i = sum_j p softplus(-t)`` and the data forces
-    ``G_i = sum_j 4 g p (1 - sigma) (y_i - y_j)`` (each pair's two directions). Rows are
-    independent."""
+    ``G_i = sum_j 4 g p (1 - sigma) (y_i - y_j)`` (each pair's two directions). A row's squared
+    distances, then its stiffnesses in one vectorised pass, then the sums in the stored order (the
+    diagonal and ``p = 0`` left out); rows in ``CHUNKS`` blocks, each writing its own rows only."""
     n, k = Y.shape
-    for i in prange(n):
-        ci = 0.0
-        if want_grad:
-            for d in range(k):
-                G[i, d] = 0.0
-        for e in range(indptr[i], indptr[i + 1]):
-            j = indices[e]
-            if j == i:
-                continue
-            p = f * data[e]
-            if p == 0.0:
-                continue
-            x = 0.0
-            for d in range(k):
-                diff = Y[i, d] - Y[j, d]
-                x += diff * diff
-            x = max(x, 0.0)
-            qhat = 1.0 / (1.0 + apb[e])
-            r = qhat * ec
-            if want_cost:
-                ci += p * math.log1p(1.0 / r)
+    width = widest_row(indptr)
+    blocks = min(CHUNKS, n)
+    for blk in prange(blocks):
+        xs = np.empty(width)
+        kk = np.empty(width)
+        for i in range(blk * n // blocks, (blk + 1) * n // blocks):
+            lo, hi = indptr[i], indptr[i + 1]
+            m = hi - lo
+            cols, prow, arow = indices[lo:hi], data[lo:hi], apb[lo:hi]
             if want_grad:
-                g = b * apb[e] * qhat / x if x > 0.0 else 0.0
-                _, om = _logistic(r)
-                kk = 4.0 * g * p * om
+                for e in range(m):
+                    j = cols[e]
+                    x = 0.0
+                    for d in range(k):
+                        diff = Y[i, d] - Y[j, d]
+                        x += diff * diff
+                    xs[e] = max(x, 0.0)
+                for e in range(m):  # vectorised: both sides of the select computed
+                    x = xs[e]
+                    qhat = 1.0 / (1.0 + arow[e])
+                    om = 1.0 / (1.0 + qhat * ec)  # _logistic's 1 - sigma
+                    g = b * arow[e] * qhat / x
+                    kk[e] = 4.0 * (g if x > 0.0 else 0.0) * (f * prow[e]) * om
                 for d in range(k):
-                    G[i, d] += kk * (Y[i, d] - Y[j, d])
-        if want_cost:
-            cost[i] = ci
+                    G[i, d] = 0.0
+            ci = 0.0
+            for e in range(m):
+                j = cols[e]
+                p = f * prow[e]
+                if j == i or p == 0.0:
+                    continue
+                if want_cost:
+                    ci += p * math.log1p(1.0 / ((1.0 / (1.0 + arow[e])) * ec))
+                if want_grad:
+                    ke = kk[e]
+                    for d in range(k):
+                        G[i, d] += ke * (Y[i, d] - Y[j, d])
+            if want_cost:
+                cost[i] = ci

@@ -31,7 +31,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
-from .._util.vmath import log1, log1p1
+from .._util.vmath import exp1, log1, log1p1
 from .exact_ab_kernels import AB_BASE, row_ab
 from .exact_kernels import _row_d2, add_pair_forces, clear_chunk, reduce_chunks
 from .exact_row_kernels import add_two_forces_2d
@@ -123,20 +123,28 @@ def _row_umap(wk, prm, xrow, d2, kk, cc, m, want_cost, want_grad):
     ``k = 4 b (p - w) / (d2 + eps + gr_eps)`` (UMAP curve) or
     ``4 w (p - w) / (1 - w + eps + gr_eps)`` (t weight)."""
     f, gr_eps, eps, b = prm[F], prm[GR_EPS], prm[EPS], prm[B]
-    log_a = math.log(prm[A])
-    curve = wk == W_UMAP
+    if wk == W_UMAP:  # w = 1 / (1 + exp(log a + b log x)) in a log pass and an exp pass (in kk)
+        log_a = log1(prm[A])
+        for j in range(m):
+            x = d2[j]
+            kk[j] = log1(x) if x > 0.0 else -math.inf  # w = 1 where x <= 0 (or NaN)
+        for j in range(m):
+            kk[j] = 1.0 / (1.0 + exp1(log_a + b * kk[j]))
+        if want_cost:
+            for j in range(m):
+                w = kk[j]
+                p = f * xrow[j]
+                cc[j] = -(p * math.log(w + eps) + (1.0 - p) * math.log1p(-w + eps))
+        if want_grad:
+            for j in range(m):
+                kk[j] = 4.0 * b * (f * xrow[j] - kk[j]) / (d2[j] + eps + gr_eps)
+        return 0.0
     for j in range(m):
         x = d2[j]
         p = f * xrow[j]
-        if curve:
-            w = _umap_weight(log_a, b, x)
-        else:
-            w = 1.0 / (1.0 + x)
+        w = 1.0 / (1.0 + x)
         if want_grad:
-            if curve:
-                kk[j] = 4.0 * b * (p - w) / (x + eps + gr_eps)
-            else:
-                kk[j] = 4.0 * w * (p - w) / (1.0 - w + eps + gr_eps)
+            kk[j] = 4.0 * w * (p - w) / (1.0 - w + eps + gr_eps)
         if want_cost:
             cc[j] = -(p * math.log(w + eps) + (1.0 - p) * math.log1p(-w + eps))
     return 0.0
@@ -261,15 +269,15 @@ def _row_elastic(div, prm, xrow, vrow, d2, kk, cc, m, want_cost, want_grad):
     affinity: ``c = lambda w + x log(1 + d2)`` (divided by ``N = sum V = prm[NORM]``, and the
     per-point constant added, after the pass), ``k = (4 / N) w (x - lambda w)``."""
     lam = prm[GAMMA]
-    if div == EE:
+    if div == EE:  # the exponentials in a pass of their own (vectorised), into kk
         for j in range(m):
-            x = d2[j]
-            p = xrow[j]
-            r = lam * vrow[j] * math.exp(-x)
-            if want_grad:
-                kk[j] = 4.0 * (p - r)
-            if want_cost:
-                cc[j] = p * x + r
+            kk[j] = exp1(-d2[j])
+        if want_cost:
+            for j in range(m):
+                cc[j] = xrow[j] * d2[j] + lam * vrow[j] * kk[j]
+        if want_grad:
+            for j in range(m):
+                kk[j] = 4.0 * (xrow[j] - lam * vrow[j] * kk[j])
     else:
         scale = 4.0 / prm[NORM]
         for j in range(m):

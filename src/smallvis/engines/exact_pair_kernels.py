@@ -160,13 +160,16 @@ def _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m, want_cost):
     if div == NORMALISED_CE:
         # c = -(p log q + (1 - p) log(1 - q + eps)); C = (p - q) / (1 - q); S = sum C;
         # K = 4 w (C - S q)
+        if want_cost:  # a loop of its own: the gradient's loop then vectorises
+            for j in range(m):
+                q = (1.0 / (1.0 + d2[j])) * inv_z
+                p = f * xrow[j]
+                cc[j] = -(p * log1(q) + (1.0 - p) * log1p1(-q + eps))
         for j in range(m):
             w = 1.0 / (1.0 + d2[j])
             q = w * inv_z
             p = f * xrow[j]
             cr = (p - q) / (1.0 - q)
-            if want_cost:
-                cc[j] = -(p * log1(q) + (1.0 - p) * log1p1(-q + eps))
             d2[j] = cr
             kk[j] = 4.0 * w * cr
             k2[j] = q * w
@@ -182,19 +185,28 @@ def _row_fdiv(div, prm, xrow, d2, kk, k2, cc, m, want_cost):
             kk[j] = -4.0 * qw * L
             k2[j] = qw
     elif div == JS:  # M = (p + q)/2, L = log(q/M); c = (q L - p log M)/2; K = 2 q w (S - L)
+        # the logarithms in passes of their own (a loop with a second, conditional log does not
+        # vectorise): q / M into kk, M into cc, q into d2, then L, log M, then the terms
         for j in range(m):
             w = 1.0 / (1.0 + d2[j])
             q = w * inv_z
-            qw = q * w
-            p = f * xrow[j]
-            mm = 0.5 * (p + q)
-            L = log1(q / mm)
-            v = q * L
+            mm = 0.5 * (f * xrow[j] + q)
+            k2[j] = q * w
+            kk[j] = q / mm
+            cc[j] = mm
+            d2[j] = q
+        for j in range(m):
+            kk[j] = log1(kk[j])
+        if want_cost:
+            for j in range(m):
+                cc[j] = log1(cc[j])
+        for j in range(m):
+            L = kk[j]
+            v = d2[j] * L
             if want_cost:
-                cc[j] = 0.5 * (v - p * log1(mm))
+                cc[j] = 0.5 * (v - (f * xrow[j]) * cc[j])
             d2[j] = v
-            kk[j] = -2.0 * qw * L
-            k2[j] = qw
+            kk[j] = -2.0 * k2[j] * L
     elif div == CHI2:  # c = (p - q)^2 / q; S = sum p^2 / q; K = 4 q w (p^2 / q^2 - S)
         for j in range(m):
             w = 1.0 / (1.0 + d2[j])

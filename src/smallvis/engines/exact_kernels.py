@@ -26,6 +26,7 @@ from numba import prange
 
 from .._util.jit import njit
 from .._util.sums import pairwise_sum
+from .._util.vmath import vlog
 # the output kernels, generated from their declarations (smallvis.methods.output_kernels)
 from .output_kernel_dispatch import row_weights, row_weights_grads
 from .exact_row_kernels import add_kl_forces_2d, row_costly_weights, row_costly_weights_inplace
@@ -210,14 +211,17 @@ def _row_q_stiffness(code, kp, clamp, eps, inv_z, four_f, prow, d2, q, kk, m, wa
 @njit(cache=True, error_model="numpy")
 def add_cross_terms(f, prow, q, cb, out, m):
     """A row's cross terms ``v_j = xlogy(f P_ij, q_j)``: ``cb[j] += v_j``, ``out[j] = v_j``
-    (``out`` may be ``q``) and their pairwise sum returned."""
+    (``out`` may be ``q``) and their pairwise sum returned. The logarithms in a pass of their own
+    (:func:`smallvis._util.vmath.vlog`), then the terms in a loop of selects: both vectorise (one
+    loop calling the C library's ``log`` made tsne's cost pass at 20,000 points about 13 gradients'
+    time)."""
+    vlog(q, out, m)
     for j in range(m):
         p = f * prow[j]
-        qj = q[j]
-        v = 0.0
-        if p != 0.0 or qj != qj:  # xlogy(0, q) = 0 (NaN stays NaN)
-            v = p * math.log(qj)
-            cb[j] += v
+        lq = out[j]
+        v = p * lq
+        v = v if (p != 0.0 or lq != lq) else 0.0  # xlogy(0, q) = 0 (NaN stays NaN)
+        cb[j] += v
         out[j] = v
     return pairwise_sum(out, m)
 
